@@ -1,0 +1,36 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install test lint demo bench soak clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip >/dev/null
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+lint: install
+	$(VENV)/bin/ruff check reconciler tests benchmarks
+	$(VENV)/bin/mypy
+
+test: install lint
+	$(VENV)/bin/pytest -n 2 tests
+
+demo: install
+	rm -rf .demo && mkdir -p .demo
+	$(VENV)/bin/reconciler plan manifests --emulator .demo/state.db
+	$(VENV)/bin/reconciler apply manifests --emulator .demo/state.db --auto-approve
+	$(VENV)/bin/reconciler plan manifests --emulator .demo/state.db --detailed-exitcode && echo "Converged: the second plan is empty."
+
+bench: install
+	$(PY) -m benchmarks.run --scale small
+	$(PY) -m benchmarks.run --scale large
+
+soak: install
+	$(PY) -m tests.soak
+
+clean:
+	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache

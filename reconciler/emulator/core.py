@@ -1,0 +1,415 @@
+"""The emulator's shared machinery: settings, the document store, ids and clocks, problem
+responses, request-body parsing, authorization and cursor pagination. Resource modules
+(``integrations``, ``prompts``, ...) each expose ``routes(emu) -> list[Route]`` built on this.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+DEFAULT_ERRORS_URL = "https://docs.platform.example/api/errors"
+
+PROBLEM_TITLES: Mapping[int, tuple[str, str]] = {
+    400: ("Invalid request parameters", "invalid-request"),
+    401: ("Authentication required", "authentication-required"),
+    403: ("Access forbidden", "access-forbidden"),
+    404: ("Resource not found", "resource-not-found"),
+    409: ("Resource conflict", "resource-conflict"),
+    422: ("Unprocessable Entity", "unprocessable-entity"),
+    429: ("Rate limit exceeded", "rate-limit-exceeded"),
+    500: ("Internal server error", "internal-error"),
+    503: ("Service unavailable", "service-unavailable"),
+}
+
+
+@dataclass
+class EmulatorSettings:
+    host: str = "127.0.0.1"
+    port: int = 8787
+    db: str | None = None  # SQLite file; None keeps state in memory
+    admin_key: str = "admin-key"
+    reader_key: str = "reader-key"
+    space_keys: dict[str, str] = field(default_factory=dict)  # key -> space name it manages
+    errors_url: str = DEFAULT_ERRORS_URL
+    rate_limit: float | None = None  # requests per second per key (token bucket)
+    faults: str | None = None  # e.g. "seed=7,error_rate=0.05,reset_rate=0.02,latency_ms=20"
+
+
+class Problem(Exception):
+    """Raised anywhere in a handler; rendered as application/problem+json by the app."""
+
+    def __init__(self, status: int, detail: str | None = None, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(detail or "")
+        self.status = status
+        self.detail = detail
+        self.headers = dict(headers or {})
+
+
+def problem_response(exc: Problem, errors_url: str) -> Response:
+    title, slug = PROBLEM_TITLES.get(exc.status, ("Error", "error"))
+    body: dict[str, Any] = {"title": title, "status": exc.status, "type": f"{errors_url}#{slug}"}
+    if exc.detail:
+        body["detail"] = exc.detail
+    return Response(
+        json.dumps(body), status_code=exc.status, media_type="application/problem+json", headers=exc.headers
+    )
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class Store:
+    """A JSON document store on SQLite. Documents are dicts with an ``id``; each has a kind, an
+    optional parent id and a monotonically increasing ``seq`` used for ordering and cursors.
+
+    One lock serialises access (starlette runs sync handlers in a thread pool). ``transaction()``
+    groups several operations atomically.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self._db = sqlite3.connect(path or ":memory:", check_same_thread=False, isolation_level=None)
+        self._lock = threading.RLock()
+        self._depth = 0
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL" if path else "PRAGMA journal_mode=MEMORY")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS docs (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
+                " id TEXT NOT NULL, parent TEXT, data TEXT NOT NULL)"
+            )
+            self._db.execute("CREATE UNIQUE INDEX IF NOT EXISTS docs_id ON docs(kind, id)")
+            self._db.execute("CREATE INDEX IF NOT EXISTS docs_parent ON docs(kind, parent, seq)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS counters (kind TEXT PRIMARY KEY, n INTEGER NOT NULL)")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            outer = self._depth == 0
+            if outer:
+                self._db.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if outer:
+                    self._db.execute("ROLLBACK")
+                raise
+            self._depth -= 1
+            if outer:
+                self._db.execute("COMMIT")
+
+    def next_number(self, kind: str) -> int:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO counters(kind, n) VALUES (?, 1) ON CONFLICT(kind) DO UPDATE SET n = n + 1", (kind,)
+            )
+            row = self._db.execute("SELECT n FROM counters WHERE kind = ?", (kind,)).fetchone()
+            return int(row[0])
+
+    def new_id(self, kind: str) -> str:
+        """An opaque base64 id that decodes to ``Kind:number:suffix``, like the service's."""
+        n = self.next_number(kind)
+        suffix = hashlib.sha1(f"{kind}:{n}".encode()).hexdigest()[:6]
+        return base64.b64encode(f"{kind}:{n}:{suffix}".encode()).decode().rstrip("=")
+
+    def insert(self, kind: str, doc: dict[str, Any], parent: str | None = None) -> dict[str, Any]:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO docs(kind, id, parent, data) VALUES (?, ?, ?, ?)",
+                (kind, doc["id"], parent, json.dumps(doc)),
+            )
+        return doc
+
+    def insert_many(self, kind: str, docs: list[dict[str, Any]], parent: str | None = None) -> None:
+        with self._lock:
+            self._db.executemany(
+                "INSERT INTO docs(kind, id, parent, data) VALUES (?, ?, ?, ?)",
+                [(kind, d["id"], parent, json.dumps(d)) for d in docs],
+            )
+
+    def get(self, kind: str, id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute("SELECT data FROM docs WHERE kind = ? AND id = ?", (kind, id)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def put(self, kind: str, doc: dict[str, Any]) -> dict[str, Any]:
+        """Replace a stored document (same kind and id); keeps its seq and parent."""
+        with self._lock:
+            self._db.execute("UPDATE docs SET data = ? WHERE kind = ? AND id = ?", (json.dumps(doc), kind, doc["id"]))
+        return doc
+
+    def delete(self, kind: str, id: str) -> bool:
+        with self._lock:
+            cur = self._db.execute("DELETE FROM docs WHERE kind = ? AND id = ?", (kind, id))
+        return cur.rowcount > 0
+
+    def delete_children(self, kind: str, parent: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM docs WHERE kind = ? AND parent = ?", (kind, parent))
+
+    def scan(
+        self,
+        kind: str,
+        *,
+        parent: str | None = None,
+        after: int | None = None,
+        newest_first: bool = False,
+        where: Callable[[dict[str, Any]], bool] | None = None,
+        limit: int | None = None,
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """Documents of a kind as (seq, doc), oldest first (or newest first), strictly after the
+        ``after`` seq in that order, filtered by ``where`` (applied in Python), at most ``limit``."""
+        sql = "SELECT seq, data FROM docs WHERE kind = ?"
+        args: list[Any] = [kind]
+        if parent is not None:
+            sql += " AND parent = ?"
+            args.append(parent)
+        if after is not None:
+            sql += " AND seq < ?" if newest_first else " AND seq > ?"
+            args.append(after)
+        sql += " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
+        out: list[tuple[int, dict[str, Any]]] = []
+        with self._lock:
+            for seq, data in self._db.execute(sql, args):
+                doc = json.loads(data)
+                if where is None or where(doc):
+                    out.append((int(seq), doc))
+                    if limit is not None and len(out) >= limit:
+                        break
+        return out
+
+    def count(self, kind: str, parent: str | None = None) -> int:
+        sql, args = "SELECT COUNT(*) FROM docs WHERE kind = ?", [kind]
+        if parent is not None:
+            sql += " AND parent = ?"
+            args.append(parent)
+        with self._lock:
+            return int(self._db.execute(sql, args).fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+# ---------------------------------------------------------------- request helpers
+
+
+async def read_json_object(request: Request) -> dict[str, Any]:
+    """The request body as a JSON object; anything else is 400 invalid-request."""
+    raw = await request.body()
+    if not raw:
+        raise Problem(400, "a JSON request body is required")
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Problem(400, f"malformed JSON body: {exc}") from None
+    if not isinstance(value, dict):
+        raise Problem(400, "the request body must be a JSON object")
+    return value
+
+
+def check_keys(obj: Mapping[str, Any], allowed: set[str] | frozenset[str], where: str) -> None:
+    """Unknown properties are 400 invalid-request (no additional properties anywhere)."""
+    extra = sorted(set(obj) - set(allowed))
+    if extra:
+        raise Problem(400, f"unknown propert{'ies' if len(extra) > 1 else 'y'} in {where}: {', '.join(extra)}")
+
+
+_JSON_TYPES: Mapping[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def check_type(value: Any, expected: str, where: str, *, nullable: bool = False) -> None:
+    """Wrong JSON types are 400 invalid-request."""
+    if value is None and nullable:
+        return
+    ok = isinstance(value, _JSON_TYPES[expected])
+    if expected in ("integer", "number") and isinstance(value, bool):
+        ok = False
+    if not ok:
+        raise Problem(400, f"{where} must be {'a ' if expected != 'array' else 'an '}{expected}"
+                      + (" or null" if nullable else ""))
+
+
+def json_response(body: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(body, status_code=status)
+
+
+def no_content() -> Response:
+    return Response(status_code=204)
+
+
+# ---------------------------------------------------------------- pagination
+
+
+def _query_fingerprint(params: Mapping[str, str], ignore: tuple[str, ...] = ("cursor", "limit")) -> str:
+    items = sorted((k, v) for k, v in params.items() if k not in ignore)
+    return hashlib.sha1(json.dumps(items).encode()).hexdigest()[:12]
+
+
+def parse_limit(params: Mapping[str, str], maximum: int = 100, default: int = 50) -> int:
+    raw = params.get("limit")
+    if raw is None:
+        return default
+    try:
+        limit = int(raw)
+    except ValueError:
+        raise Problem(400, f"limit must be an integer between 1 and {maximum}") from None
+    if not 1 <= limit <= maximum:
+        raise Problem(400, f"limit must be between 1 and {maximum}")
+    return limit
+
+
+def encode_cursor(params: Mapping[str, str], seq: int) -> str:
+    raw = json.dumps({"q": _query_fingerprint(params), "s": seq}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(params: Mapping[str, str]) -> int | None:
+    """The seq a cursor points after; a cursor that is malformed or came from another query is 400."""
+    raw = params.get("cursor")
+    if raw is None:
+        return None
+    try:
+        data = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+        seq = int(data["s"])
+        fingerprint = data["q"]
+    except Exception:
+        raise Problem(400, "cursor is not valid") from None
+    if fingerprint != _query_fingerprint(params):
+        raise Problem(400, "cursor does not belong to this query")
+    return seq
+
+
+def page(
+    store: Store,
+    kind: str,
+    params: Mapping[str, str],
+    *,
+    plural: str,
+    parent: str | None = None,
+    where: Callable[[dict[str, Any]], bool] | None = None,
+    newest_first: bool = False,
+    maximum: int = 100,
+    default: int = 50,
+    visible: Callable[[dict[str, Any]], bool] | None = None,
+    render: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """One page of a list: ``{plural: [...], "pagination": {"has_more", "next_cursor"?}}``.
+
+    ``where`` filters before the page is cut (query filters); ``visible`` filters after the page
+    is read (authorization), so a page may come back short or empty with ``has_more`` true.
+    """
+    limit = parse_limit(params, maximum, default)
+    after = decode_cursor(params)
+    rows = store.scan(kind, parent=parent, after=after, newest_first=newest_first, where=where, limit=limit + 1)
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    items = [doc for _, doc in rows if visible is None or visible(doc)]
+    pagination: dict[str, Any] = {"has_more": has_more}
+    if has_more:
+        pagination["next_cursor"] = encode_cursor(params, rows[-1][0])
+    return {plural: [render(d) if render else d for d in items], "pagination": pagination}
+
+
+def name_matches(doc: Mapping[str, Any], needle: str | None) -> bool:
+    """The service's ``name`` filter: a case-insensitive substring match."""
+    return needle is None or needle.lower() in str(doc.get("name", "")).lower()
+
+
+# ---------------------------------------------------------------- authorization
+
+
+@dataclass(frozen=True)
+class Principal:
+    key: str
+    role: str  # "admin", "reader" or "space"
+    space: str | None = None  # for role "space": the space name it manages
+
+    @property
+    def can_write(self) -> bool:
+        return self.role == "admin"
+
+
+def authenticate(request: Request, settings: EmulatorSettings) -> Principal:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise Problem(401, "a bearer API key is required")
+    if token == settings.admin_key:
+        return Principal(token, "admin")
+    if token == settings.reader_key:
+        return Principal(token, "reader")
+    if token in settings.space_keys:
+        return Principal(token, "space", settings.space_keys[token])
+    raise Problem(401, "the API key is not valid")
+
+
+def require_write(principal: Principal) -> None:
+    if not principal.can_write:
+        raise Problem(403, "this API key may not write")
+
+
+# ---------------------------------------------------------------- the emulator's state
+
+
+class Emulator:
+    """Settings plus store. A fresh store is seeded with one organization and the spaces
+    ``default`` and ``research``. Store kinds used by the resource modules: "organization",
+    "space", "integration", "prompt", "prompt_version" (parent prompt id), "dataset",
+    "dataset_version" (parent dataset id), "example" (parent dataset version id), "evaluator",
+    "evaluator_version" (parent evaluator id), "experiment", "restriction"."""
+
+    def __init__(self, settings: EmulatorSettings) -> None:
+        self.settings = settings
+        self.store = Store(settings.db)
+        self._seed()
+
+    def _seed(self) -> None:
+        with self.store.transaction():
+            if self.store.count("organization"):
+                return
+            org = {"id": self.store.new_id("Organization"), "name": "default-org", "created_at": now()}
+            self.store.insert("organization", org)
+            for name in ("default", "research"):
+                self.create_space(name, org["id"])
+
+    def create_space(self, name: str, organization_id: str, description: str | None = None) -> dict[str, Any]:
+        space = {
+            "id": self.store.new_id("Space"),
+            "name": name,
+            "organization_id": organization_id,
+            "description": description,
+            "created_at": now(),
+        }
+        return self.store.insert("space", space)
+
+    def space_by_id(self, space_id: str) -> dict[str, Any] | None:
+        return self.store.get("space", space_id)
+
+    def principal(self, request: Request) -> Principal:
+        return authenticate(request, self.settings)
+
+    def problem(self, exc: Problem) -> Response:
+        return problem_response(exc, self.settings.errors_url)

@@ -1,0 +1,205 @@
+"""The values the layers hand each other: desired resources (from manifests), the read scope,
+and live state (from the API). No behaviour beyond small accessors lives here.
+
+Desired resources keep the manifest's own shape: ``spec`` holds exactly the keys the manifest
+wrote (omitted means unmanaged), with API field names, secrets as ``SecretRef`` and dataset
+examples already loaded from ``examples_file``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from reconciler.errors import SecretError
+
+KINDS = ("Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction")
+SPACED_KINDS = ("Prompt", "Dataset", "Evaluator")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a manifest value was written (1-based line and column)."""
+
+    file: str
+    line: int
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, repr=False)
+class SecretRef:
+    """A reference to a secret (``{env: NAME}`` or ``{file: PATH}``). The value is read only on
+    ``resolve()`` and is never part of a repr, str, error or log line."""
+
+    source: Literal["env", "file"]
+    ref: str  # the variable name, or the file path (absolute, resolved against the manifest)
+
+    def __repr__(self) -> str:
+        return f"SecretRef({self.source}={self.ref!r})"
+
+    __str__ = __repr__
+
+    def describe(self) -> str:
+        return f"{{{self.source}: {self.ref}}}"
+
+    def resolve(self) -> str:
+        if self.source == "env":
+            value = os.environ.get(self.ref)
+            if value is None:
+                raise SecretError(f"secret {self.describe()}: environment variable {self.ref} is not set")
+            return value
+        try:
+            return Path(self.ref).read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as exc:
+            raise SecretError(f"secret {self.describe()}: cannot read file {self.ref} ({exc.strerror})") from None
+
+
+@dataclass(frozen=True)
+class DesiredResource:
+    """One manifest document.
+
+    kind: one of KINDS. name: the document's name. space: the space name or id (spaced kinds).
+    spec: the document minus ``kind``, ``name`` and ``space``; only keys the user wrote.
+        Integration: type, description?, scopings?, config {provider?, ... SecretRef for secrets;
+            headers: {name: SecretRef}}.
+        Prompt: description?, restricted?, version {commit_message, provider, model?, messages,
+            input_variable_format?, invocation_params?, provider_params?, labels?}.
+        Dataset: key?, examples (list of objects; loaded from examples_file if given),
+            experiment_retention? {keep_last?, older_than_days?}.
+        Evaluator: description?, commit_message, template_config {..., llm_config {integration
+            (an LLM Integration name) or ai_integration_id, model_name, ...}}.
+        ResourceRestriction: resource_type, resource_id.
+    sources: dotted field path ("config.api_key", "version.messages") -> where it was written;
+        "" -> the document itself.
+    """
+
+    kind: str
+    name: str
+    spec: Mapping[str, Any]
+    space: str | None = None
+    sources: Mapping[str, Source] = field(default_factory=dict)
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """Unique across a manifest set: Integration (type, name); spaced kinds (space, name);
+        ResourceRestriction (resource_type, resource_id)."""
+        if self.kind == "Integration":
+            return ("Integration", str(self.spec.get("type")), self.name)
+        if self.kind == "ResourceRestriction":
+            return ("ResourceRestriction", str(self.spec.get("resource_type")), str(self.spec.get("resource_id")))
+        return (self.kind, str(self.space), self.name)
+
+    @property
+    def address(self) -> str:
+        """How plans and messages name it: ``Kind/name`` or ``Kind/space/name``."""
+        return f"{self.kind}/{self.space}/{self.name}" if self.space else f"{self.kind}/{self.name}"
+
+    def source(self, path: str = "") -> Source | None:
+        """The nearest recorded source of a dotted path (falls back to parents, then the document)."""
+        while True:
+            if path in self.sources:
+                return self.sources[path]
+            if not path:
+                return None
+            path = path.rpartition(".")[0]
+
+
+@dataclass(frozen=True)
+class ManifestSet:
+    resources: tuple[DesiredResource, ...]
+
+    def __iter__(self) -> Iterator[DesiredResource]:
+        return iter(self.resources)
+
+    def of_kind(self, kind: str) -> list[DesiredResource]:
+        return [r for r in self.resources if r.kind == kind]
+
+    def read_scope(self) -> ReadScope:
+        def keys(kind: str, pred: Any = None) -> frozenset[tuple[str, str]]:
+            return frozenset(
+                (str(r.space), r.name) for r in self.of_kind(kind) if pred is None or pred(r)
+            )
+
+        return ReadScope(
+            spaces=frozenset(str(r.space) for r in self.resources if r.space),
+            prompts=keys("Prompt"),
+            datasets=keys("Dataset"),
+            evaluators=keys("Evaluator"),
+            retention=keys("Dataset", lambda r: r.spec.get("experiment_retention") is not None),
+            kinds=frozenset(r.kind for r in self.resources),
+        )
+
+
+@dataclass(frozen=True)
+class ReadScope:
+    """What a live read must fetch. Spaces are named by name or id as in the manifests.
+
+    Integrations (both types), spaces, organizations and resource restrictions are always read.
+    In each space of ``spaces``: the prompt, dataset and evaluator lists. Per declared prompt: its
+    versions (latest and where labels point). Per declared dataset: its examples (latest version).
+    Per declared evaluator: its latest version. Per dataset in ``retention``: its experiments.
+    """
+
+    spaces: frozenset[str] = frozenset()
+    prompts: frozenset[tuple[str, str]] = frozenset()
+    datasets: frozenset[tuple[str, str]] = frozenset()
+    evaluators: frozenset[tuple[str, str]] = frozenset()
+    retention: frozenset[tuple[str, str]] = frozenset()
+    kinds: frozenset[str] = frozenset()
+
+
+@dataclass
+class LivePrompt:
+    prompt: dict[str, Any]  # list item: id, name, description, space_id, ... (no version)
+    latest: dict[str, Any] | None  # the newest version (API shape, includes its labels)
+    labels: dict[str, str] = field(default_factory=dict)  # label -> version id holding it
+
+
+@dataclass
+class LiveDataset:
+    dataset: dict[str, Any]  # list item: id, name, space_id, ...
+    examples: list[dict[str, Any]] | None = None  # latest version, API shape (id, created_at, ... + user fields)
+    experiments: list[dict[str, Any]] | None = None  # only when retention is declared
+
+
+@dataclass
+class LiveEvaluator:
+    evaluator: dict[str, Any]  # list item: id, name, description, space_id, ...
+    latest: dict[str, Any] | None = None  # the latest version (API shape, with template_config)
+
+
+@dataclass
+class LiveState:
+    """Everything a plan compares against, keyed by identity. Objects are in API read shape;
+    unknown fields are tolerated (the planner only looks at the fields it manages)."""
+
+    integrations: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (type, name)
+    spaces: list[dict[str, Any]] = field(default_factory=list)
+    organizations: list[dict[str, Any]] = field(default_factory=list)
+    prompts: dict[tuple[str, str], LivePrompt] = field(default_factory=dict)  # (space_id, name)
+    datasets: dict[tuple[str, str], LiveDataset] = field(default_factory=dict)  # (space_id, name)
+    evaluators: dict[tuple[str, str], LiveEvaluator] = field(default_factory=dict)  # (space_id, name)
+    restrictions: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (type, resource_id)
+    requests: int = 0  # HTTP requests the read made
+
+    def space_id(self, name_or_id: str) -> str | None:
+        """Resolve a manifest's space (exact name first, then id)."""
+        for s in self.spaces:
+            if s.get("name") == name_or_id:
+                return str(s["id"])
+        for s in self.spaces:
+            if s.get("id") == name_or_id:
+                return str(s["id"])
+        return None
+
+    def space_name(self, space_id: str) -> str:
+        for s in self.spaces:
+            if s.get("id") == space_id:
+                return str(s.get("name"))
+        return space_id

@@ -1,0 +1,167 @@
+"""The one table of provider capabilities (api-spec.md 2.1 and 4.1, api-reference.md create rules).
+
+The emulator enforces it, the manifest validator checks manifests against it, and the planner
+uses it to know which fields are secrets, which are collections that replace, and how a write
+field reads back. Add a provider by adding one ``Provider`` entry to ``PROVIDERS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class FieldKind(str, Enum):
+    BOOL = "bool"
+    STRING = "string"
+    STRING_LIST = "string_list"
+    SECRET = "secret"  # write-only string, reads back as a has_* flag
+    HEADERS = "headers"  # write-only string map, reads back as header names
+    AUTH = "auth"  # CLOUD_D CreateAwsBedrockAuth, replaced wholesale
+    OBJECT = "object"  # free-form JSON object
+    PRESETS = "presets"  # AGENT request presets, matched by name
+
+
+@dataclass(frozen=True)
+class ConfigField:
+    """One writable config field of one provider (or of an AGENT, or of a CLOUD_D auth mode)."""
+
+    name: str
+    kind: FieldKind
+    nullable: bool = False  # an explicit null on PATCH clears it
+    required_on_create: bool = False
+    default: Any = None  # the value read back when omitted on create
+    read_as: str | None = None  # the read-side field; None: same name
+    https: bool = False  # a URL that must be https
+    replaces: bool = False  # a collection that replaces the stored value when provided
+
+    @property
+    def write_only(self) -> bool:
+        return self.kind in (FieldKind.SECRET, FieldKind.HEADERS)
+
+    @property
+    def read_name(self) -> str:
+        return self.read_as or self.name
+
+
+HEADER_MAP_MAX_BYTES = 8175
+AGENT_ENDPOINT_MAX_CHARS = 2048
+PRESET_NAME_MAX = 255
+PRESET_DESCRIPTION_MAX = 1024
+
+
+def serialized_header_bytes(headers: Mapping[str, str]) -> int:
+    """How the header-map limit is measured: the UTF-8 length of the compact JSON object
+    (``json.dumps(headers, separators=(",", ":"), ensure_ascii=False)``)."""
+    import json
+
+    return len(json.dumps(dict(headers), separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _api_key(required: bool) -> ConfigField:
+    return ConfigField("api_key", FieldKind.SECRET, nullable=True, required_on_create=required,
+                       read_as="has_api_key")
+
+
+_FUNCTION_CALLING = ConfigField("is_function_calling_enabled", FieldKind.BOOL, default=True)
+_HEADERS = ConfigField("headers", FieldKind.HEADERS, nullable=True, read_as="header_names", replaces=True)
+_DEFAULT_MODELS = ConfigField("is_default_models_enabled", FieldKind.BOOL, default=False)
+_MODEL_NAMES = ConfigField("model_names", FieldKind.STRING_LIST, default=(), replaces=True)
+
+
+@dataclass(frozen=True)
+class AuthMode:
+    """One ``auth_type`` of CLOUD_D's CreateAwsBedrockAuth (write) / AwsBedrockAuth (read)."""
+
+    auth_type: str
+    fields: Mapping[str, ConfigField]
+
+
+AUTH_MODES: Mapping[str, AuthMode] = {
+    m.auth_type: m
+    for m in (
+        AuthMode("DEFAULT", {
+            "role_arn": ConfigField("role_arn", FieldKind.STRING, required_on_create=True),
+            "external_id": ConfigField("external_id", FieldKind.STRING),
+            "base_url": ConfigField("base_url", FieldKind.STRING),
+        }),
+        AuthMode("BEARER_TOKEN", {
+            "api_key": ConfigField("api_key", FieldKind.SECRET, required_on_create=True, read_as="has_api_key"),
+            "base_url": ConfigField("base_url", FieldKind.STRING),
+        }),
+        AuthMode("PROXY_WITH_HEADERS", {
+            "base_url": ConfigField("base_url", FieldKind.STRING, required_on_create=True, https=True),
+            "headers": ConfigField("headers", FieldKind.HEADERS, read_as="header_names"),
+        }),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    kind: str
+    fields: Mapping[str, ConfigField] = field(default_factory=dict)
+    needs_model_source: bool = False  # effective config keeps is_default_models_enabled or model_names
+
+    def applies(self, field_name: str) -> bool:
+        return field_name in self.fields
+
+
+def _provider(name: str, kind: str, *fields: ConfigField, model_source: bool = False) -> Provider:
+    return Provider(name, kind, {f.name: f for f in fields}, model_source)
+
+
+PROVIDERS: Mapping[str, Provider] = {
+    p.name: p
+    for p in (
+        _provider("VENDOR_A", "hosted model vendor", _api_key(True), _FUNCTION_CALLING),
+        _provider("VENDOR_B", "hosted model vendor", _api_key(True), _FUNCTION_CALLING,
+                  ConfigField("base_url", FieldKind.STRING, nullable=True)),
+        _provider("VENDOR_C", "hosted model vendor", _api_key(True), _FUNCTION_CALLING),
+        _provider("CLOUD_D", "cloud model hosting",
+                  ConfigField("auth", FieldKind.AUTH, required_on_create=True, replaces=True),
+                  _DEFAULT_MODELS, _MODEL_NAMES, model_source=True),
+        _provider("CUSTOM", "chat-completions endpoint",
+                  ConfigField("base_url", FieldKind.STRING, required_on_create=True, https=True),
+                  _api_key(False), _FUNCTION_CALLING, _HEADERS, _DEFAULT_MODELS, _MODEL_NAMES,
+                  model_source=True),
+        _provider("CLOUD_E", "cloud ML platform",
+                  ConfigField("project_id", FieldKind.STRING, required_on_create=True),
+                  ConfigField("location", FieldKind.STRING, required_on_create=True),
+                  ConfigField("project_access_label", FieldKind.STRING, required_on_create=True)),
+        _provider("NIM_F", "self-hosted inference microservice",
+                  ConfigField("base_url", FieldKind.STRING, nullable=True),
+                  _api_key(False), _FUNCTION_CALLING, _HEADERS, _DEFAULT_MODELS, _MODEL_NAMES,
+                  model_source=True),
+    )
+}
+
+#: Every field UpdateLlmConfig knows (a field outside this set is an unknown property: 400;
+#: a known field sent for a provider it does not apply to: 422).
+LLM_CONFIG_FIELDS: frozenset[str] = frozenset(
+    {"provider"} | {name for p in PROVIDERS.values() for name in p.fields}
+)
+
+#: AGENT config, write side.
+AGENT_FIELDS: Mapping[str, ConfigField] = {
+    "endpoint": ConfigField("endpoint", FieldKind.STRING, required_on_create=True, https=True),
+    "headers": ConfigField("headers", FieldKind.HEADERS, nullable=True, read_as="has_headers", replaces=True),
+    "input_schema": ConfigField("input_schema", FieldKind.OBJECT, required_on_create=True),
+    "request_presets": ConfigField("request_presets", FieldKind.PRESETS, default=(), replaces=True),
+}
+
+INTEGRATION_TYPES = ("LLM", "AGENT")
+
+
+def has_model_source(config: Mapping[str, Any]) -> bool:
+    """The model-source rule on an effective (read-shape or merged) config."""
+    return bool(config.get("is_default_models_enabled")) or bool(config.get("model_names"))
+
+
+def secret_fields(provider: str | None) -> list[str]:
+    """Names of the write-only fields of an LLM provider (None: of an AGENT)."""
+    fields = AGENT_FIELDS if provider is None else PROVIDERS[provider].fields
+    return [f.name for f in fields.values() if f.write_only]
