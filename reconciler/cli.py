@@ -1,14 +1,16 @@
-"""The command line: parses flags, calls the layers, maps ``ReconcilerError`` to exit codes once."""
+"""The command line: parses flags, calls the workflow, maps ``ReconcilerError`` to exit codes once."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
 from reconciler import __version__
-from reconciler.errors import ReconcilerError
+from reconciler.errors import PlanError, ReconcilerError
 
 
 class _Group(click.Group):
@@ -23,7 +25,233 @@ class _Group(click.Group):
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="reconciler")
 def main() -> None:
-    """Declarative, stateless reconciler for the platform's management API."""
+    """Declarative, stateless reconciler for the platform's management API.
+
+    Exit codes: 0 ok; 1 error (or invalid manifests, or a partial apply); 2 changes or drift
+    (plan --detailed-exitcode, drift).
+    """
+
+
+def _connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--base-url", envvar="RECONCILER_BASE_URL", show_envvar=True,
+                     help="Service root, without /v2."),
+        click.option("--region", type=click.Choice(["eu-west-1a", "ca-central-1a"]),
+                     help="Build the base URL from the regional host."),
+        click.option("--host", help="Build the base URL from a custom host."),
+        click.option("--api-key-file", type=click.Path(dir_okay=False),
+                     help="Read the API key from FILE (else RECONCILER_API_KEY)."),
+        click.option("--emulator", "emulator_db", metavar="FILE",
+                     help="Run against an in-process emulator persisted in FILE (SQLite)."),
+        click.option("--parallelism", default=8, show_default=True, type=click.IntRange(1, 64),
+                     help="Concurrent requests."),
+        click.option("-v", "--verbose", is_flag=True, help="Report requests, retries and waits on stderr."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--target", "targets", multiple=True, metavar="KIND/NAME",
+                     help="Limit the run to these resources and what they depend on (repeatable)."),
+        click.option("--prune", is_flag=True, help="Delete undeclared resources of the kinds and spaces named."),
+        click.option("--allow-empty", is_flag=True, help="Let --prune delete every resource of a kind."),
+        click.option("--allow-replace", is_flag=True, help="Allow replacements (type or provider changes)."),
+        click.option("--rotate-secrets", is_flag=True, help="Send every secret even when it exists live."),
+        click.option("--version-name", help="Name of the dataset version an apply makes (default: UTC timestamp)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _connection(kw: dict[str, Any]) -> Any:
+    from reconciler.workflow import Connection
+
+    return Connection(base_url=kw.pop("base_url"), region=kw.pop("region"), host=kw.pop("host"),
+                      api_key_file=kw.pop("api_key_file"), emulator=kw.pop("emulator_db"),
+                      parallelism=kw.pop("parallelism"))
+
+
+def _options(kw: dict[str, Any]) -> Any:
+    from reconciler.plan.model import PlanOptions
+
+    return PlanOptions(allow_replace=kw.pop("allow_replace"), rotate_secrets=kw.pop("rotate_secrets"),
+                       prune=kw.pop("prune"), allow_empty=kw.pop("allow_empty"),
+                       version_name=kw.pop("version_name"), targets=tuple(kw.pop("targets")))
+
+
+def _events(verbose: bool) -> Callable[[str], None] | None:
+    return (lambda line: click.echo(line, err=True)) if verbose else None
+
+
+def _stdin_for(paths: tuple[str, ...]) -> Any:
+    return sys.stdin if "-" in paths else None
+
+
+def _report_read(verbose: bool, live: Any) -> None:
+    if verbose:
+        click.echo(f"Live read: {live.requests} requests ({live.retries} retries).", err=True)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
+def validate(paths: tuple[str, ...], check_secrets: bool) -> None:
+    """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
+    from reconciler.manifests.commands import run_validate
+
+    sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
+                          err=lambda line: click.echo(line, err=True)))
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of the manifest format."""
+    from reconciler.manifests.commands import run_schema
+
+    sys.exit(run_schema(click.echo))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
+@click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
+@_plan_options
+@_connection_options
+def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
+         **kw: Any) -> None:
+    """Fetch live state and print the plan."""
+    from reconciler.plan.render import render
+    from reconciler.workflow import connect, load, plan_against
+
+    options = _options(kw)
+    conn = _connection(kw)
+    manifests = load(paths, _stdin_for(paths))
+    with connect(conn, on_event=_events(verbose)) as client:
+        live, result = plan_against(manifests, client, options)
+    _report_read(verbose, live)
+    click.echo(render(result, fmt, colour=sys.stdout.isatty()), nl=False)
+    if out_file:
+        Path(out_file).write_text(result.dumps(), encoding="utf-8")
+        click.echo(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", err=True)
+    sys.exit(2 if detailed_exitcode and not result.empty else 0)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@_connection_options
+def drift(paths: tuple[str, ...], fmt: str, verbose: bool, **kw: Any) -> None:
+    """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET."""
+    from reconciler.plan.model import PlanOptions
+    from reconciler.plan.render import render
+    from reconciler.workflow import connect, load, plan_against
+
+    conn = _connection(kw)
+    manifests = load(paths, _stdin_for(paths))
+    with connect(conn, read_only=True, on_event=_events(verbose)) as client:
+        live, result = plan_against(manifests, client, PlanOptions())
+    _report_read(verbose, live)
+    click.echo(render(result, fmt, colour=sys.stdout.isatty()), nl=False)
+    sys.exit(0 if result.empty else 2)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
+@_plan_options
+@_connection_options
+def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: bool, **kw: Any) -> None:
+    """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
+    from reconciler.plan.render import render_text
+    from reconciler.workflow import (
+        check_replacements,
+        confirm_converged,
+        connect,
+        is_plan_file,
+        load,
+        not_converged,
+        plan_against,
+        read_plan_file,
+        stale_objects,
+    )
+
+    options = _options(kw)
+    conn = _connection(kw)
+    with connect(conn, on_event=_events(verbose)) as client:
+        if is_plan_file(paths):
+            planned = read_plan_file(paths[0])
+            stale = stale_objects(planned, client)
+            if stale:
+                raise PlanError(f"the plan file {paths[0]} is stale: live state changed since it was made for "
+                                + ", ".join(stale) + ". Make a new plan.")
+            manifest_paths = [p for p in planned.manifests if p != "-" and Path(p).exists()]
+            manifests = load(manifest_paths) if manifest_paths else None
+            options = planned.options
+        else:
+            manifests = load(paths, _stdin_for(paths))
+            live, planned = plan_against(manifests, client, options)
+            _report_read(verbose, live)
+        click.echo(render_text(planned, colour=sys.stdout.isatty()), nl=False)
+        if planned.empty:
+            return
+        check_replacements(planned)
+        if not auto_approve and not is_plan_file(paths):
+            if not sys.stdin.isatty():
+                raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
+            if not click.confirm("Apply these changes?", default=False):
+                raise ReconcilerError("apply cancelled")
+        report = _execute_with_progress(planned, client, conn.parallelism, fail_fast)
+        for line in report.lines():
+            click.echo(line)
+        if not report.ok:
+            raise ReconcilerError(f"apply finished with {len(report.of('failed'))} failed and "
+                                  f"{len(report.of('skipped'))} skipped calls; re-run to converge")
+        if manifests is None:
+            click.echo("Applied. (The manifests of the plan file are not available here; convergence not re-checked.)")
+            return
+        again = confirm_converged(manifests, client, options)
+        if not again.empty:
+            raise not_converged(again)
+        click.echo("Apply complete: live state matches the manifests.")
+
+
+def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool) -> Any:
+    """Rich progress on a terminal; one line per call otherwise (CI logs)."""
+    from reconciler.apply.executor import describe
+    from reconciler.workflow import run_apply
+
+    if sys.stdout.isatty():
+        from rich.progress import Progress
+
+        with Progress(transient=True) as progress:
+            task = progress.add_task("Applying", total=len(planned.operations))
+            return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
+                             on_done=lambda o: progress.advance(task))
+    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
+                     on_done=lambda o: click.echo(f"{o.status:8} {describe(o.op)}"
+                                                  + (f": {o.detail}" if o.detail else "")))
+
+
+@main.command()
+@click.option("--space", "spaces", multiple=True, help="Export this space's prompts, datasets and evaluators.")
+@click.option("--out", "out_dir", default="exported", show_default=True, type=click.Path(file_okay=False))
+@_connection_options
+def export(spaces: tuple[str, ...], out_dir: str, verbose: bool, **kw: Any) -> None:
+    """Write manifests from live state (adoption of existing resources)."""
+    from reconciler.export import export_manifests
+    from reconciler.workflow import connect
+
+    conn = _connection(kw)
+    with connect(conn, read_only=True, on_event=_events(verbose)) as client:
+        written = export_manifests(client, list(spaces), Path(out_dir))
+    for line in written:
+        click.echo(line)
 
 
 @main.command()

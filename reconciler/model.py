@@ -113,6 +113,7 @@ class DesiredResource:
 @dataclass(frozen=True)
 class ManifestSet:
     resources: tuple[DesiredResource, ...]
+    paths: tuple[str, ...] = ()  # what was loaded (files, directories or "-")
 
     def __iter__(self) -> Iterator[DesiredResource]:
         return iter(self.resources)
@@ -153,12 +154,29 @@ class ReadScope:
     retention: frozenset[tuple[str, str]] = frozenset()
     kinds: frozenset[str] = frozenset()
 
+    def to_json(self) -> dict[str, list[Any]]:
+        return {
+            "spaces": sorted(self.spaces), "kinds": sorted(self.kinds),
+            **{name: sorted(list(pair) for pair in getattr(self, name))
+               for name in ("prompts", "datasets", "evaluators", "retention")},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ReadScope:
+        def pairs(name: str) -> frozenset[tuple[str, str]]:
+            return frozenset((str(a), str(b)) for a, b in data.get(name, []))
+
+        return cls(spaces=frozenset(data.get("spaces", [])), prompts=pairs("prompts"), datasets=pairs("datasets"),
+                   evaluators=pairs("evaluators"), retention=pairs("retention"),
+                   kinds=frozenset(data.get("kinds", [])))
+
 
 @dataclass
 class LivePrompt:
     prompt: dict[str, Any]  # list item: id, name, description, space_id, ... (no version)
     latest: dict[str, Any] | None  # the newest version (API shape, includes its labels)
     labels: dict[str, str] = field(default_factory=dict)  # label -> version id holding it
+    version_count: int | None = None  # how many versions were read (None: versions not read)
 
 
 @dataclass
@@ -186,7 +204,8 @@ class LiveState:
     datasets: dict[tuple[str, str], LiveDataset] = field(default_factory=dict)  # (space_id, name)
     evaluators: dict[tuple[str, str], LiveEvaluator] = field(default_factory=dict)  # (space_id, name)
     restrictions: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (type, resource_id)
-    requests: int = 0  # HTTP requests the read made
+    requests: int = 0  # HTTP requests the read made (one per call; retries not included)
+    retries: int = 0  # extra attempts the read needed (429 waits, 5xx and connection retries)
 
     def space_id(self, name_or_id: str) -> str | None:
         """Resolve a manifest's space (exact name first, then id)."""

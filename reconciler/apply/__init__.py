@@ -1,0 +1,1 @@
+"""apply: execute a Plan against the API, then confirm convergence."""

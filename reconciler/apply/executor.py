@@ -1,0 +1,178 @@
+"""Execute a plan: dependency order, bounded parallelism, references resolved from earlier responses.
+
+Operations run in phases: first every create and update, then the deletes kind by kind in reverse
+dependency order. Within a phase an operation starts when everything it depends on has been applied
+and no earlier operation of the same resource is still pending (a resource's calls keep their plan
+order). A failed operation skips what depends on it; independent work goes on, unless ``fail_fast``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from reconciler.apply.recover import recover_for
+from reconciler.apply.resolve import request_for
+from reconciler.client.http import ApiClient
+from reconciler.errors import ProblemError, ReconcilerError
+from reconciler.plan.model import Operation, Plan
+from reconciler.plan.planner import DELETE_ORDER
+
+APPLIED, FAILED, SKIPPED = "applied", "failed", "skipped"
+
+
+@dataclass
+class Outcome:
+    op: Operation
+    status: str
+    detail: str | None = None
+
+
+@dataclass
+class ApplyReport:
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def of(self, status: str) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status == status]
+
+    @property
+    def ok(self) -> bool:
+        return all(o.status == APPLIED for o in self.outcomes)
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        for title, status in (("Applied", APPLIED), ("Failed", FAILED), ("Skipped", SKIPPED)):
+            items = self.of(status)
+            out.append(f"{title}: {len(items)}")
+            for o in items:
+                detail = f": {o.detail}" if o.detail else ""
+                out.append(f"  {describe(o.op)}{detail}")
+        return out
+
+
+def describe(op: Operation) -> str:
+    return f"{op.address} {op.method} {op.path}" + (f" ({op.note})" if op.note else "")
+
+
+def _phase(op: Operation) -> int:
+    if op.action != "delete":
+        return 0
+    return 1 + (DELETE_ORDER.index(op.kind) if op.kind in DELETE_ORDER else len(DELETE_ORDER))
+
+
+def execute(
+    plan: Plan,
+    client: ApiClient,
+    *,
+    parallelism: int = 8,
+    fail_fast: bool = False,
+    on_start: Callable[[Operation], None] | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
+    apply_time: str | None = None,
+) -> ApplyReport:
+    stamp = apply_time or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    responses: dict[str, Any] = {}
+    status: dict[str, Outcome] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def run(op: Operation) -> Outcome:
+        if stop.is_set():
+            return Outcome(op, SKIPPED, "not started: --fail-fast after an earlier failure")
+        if on_start:
+            on_start(op)
+        try:
+            path, body = request_for(op, responses, stamp)
+            result = _send(client, op, path, body)
+        except ProblemError as exc:
+            return Outcome(op, FAILED, f"{exc.status} {exc.title}" + (f": {exc.detail}" if exc.detail else ""))
+        except ReconcilerError as exc:
+            return Outcome(op, FAILED, str(exc))
+        with lock:
+            responses[op.id] = result if result is not None else {}
+        return Outcome(op, APPLIED)
+
+    for phase in sorted({_phase(op) for op in plan.operations}):
+        ops = [op for op in plan.operations if _phase(op) == phase]
+        _run_phase(ops, run, status, parallelism, fail_fast, stop, on_done)
+    return ApplyReport([status[op.id] for op in plan.operations])
+
+
+def _send(client: ApiClient, op: Operation, path: str, body: Any) -> Any:
+    if op.method == "POST":
+        return client.post(path, body, recover=recover_for(client, path, body))
+    if op.method == "PATCH":
+        return client.patch(path, body)
+    if op.method == "PUT":
+        return client.put(path, body)
+    if op.method == "DELETE":
+        return client.delete(path, body, missing_ok=op.action == "delete")
+    raise ReconcilerError(f"unsupported method {op.method}")
+
+
+def _run_phase(
+    ops: list[Operation],
+    run: Callable[[Operation], Outcome],
+    status: dict[str, Outcome],
+    parallelism: int,
+    fail_fast: bool,
+    stop: threading.Event,
+    on_done: Callable[[Outcome], None] | None,
+) -> None:
+    """Event-driven scheduling: each op waits for its in-phase prerequisites (what it depends on,
+    and the previous op of the same resource); ready ops start in plan order."""
+    index = {op.id: i for i, op in enumerate(ops)}
+    waits_for: dict[str, set[str]] = {}
+    dependents: dict[str, list[str]] = {op.id: [] for op in ops}
+    last_of: dict[str, str] = {}
+    for op in ops:
+        pre = {d for d in op.depends_on if d in index}
+        if op.address in last_of:
+            pre.add(last_of[op.address])
+        last_of[op.address] = op.id
+        waits_for[op.id] = pre
+        for d in pre:
+            dependents[d].append(op.id)
+    ready = [op.id for op in ops if not waits_for[op.id]]
+    running: dict[Future[Outcome], Operation] = {}
+
+    def finish(outcome: Outcome) -> None:
+        status[outcome.op.id] = outcome
+        if outcome.status == FAILED and fail_fast:
+            stop.set()
+        if on_done:
+            on_done(outcome)
+        for nxt in dependents[outcome.op.id]:
+            waits_for[nxt].discard(outcome.op.id)
+            if not waits_for[nxt]:
+                ready.append(nxt)
+
+    def blocker(op: Operation) -> str | None:
+        for d in op.depends_on:
+            if d in status and status[d].status != APPLIED:
+                return f"depends on {d}, which was {status[d].status}"
+        return "not started: --fail-fast after an earlier failure" if stop.is_set() else None
+
+    with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="apply") as pool:
+        while ready or running:
+            ready.sort(key=index.__getitem__)
+            while ready and len(running) < max(1, parallelism):
+                op = ops[index[ready.pop(0)]]
+                why = blocker(op)
+                if why is not None:
+                    finish(Outcome(op, SKIPPED, why))
+                    ready.sort(key=index.__getitem__)
+                    continue
+                running[pool.submit(run, op)] = op
+            if running:
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    running.pop(fut)
+                    finish(fut.result())
+    for op in ops:
+        if op.id not in status:  # unreachable: a cycle the planner would have refused
+            status[op.id] = Outcome(op, SKIPPED, "its prerequisites never completed")

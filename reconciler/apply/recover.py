@@ -1,0 +1,66 @@
+"""How apply learns whether an ambiguous POST took effect (the client calls these after a 5xx, a
+reset or a timeout on a POST, before it dares to send it again): re-read by name, or compare the
+newest version with what was sent."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from reconciler.client.http import ApiClient
+from reconciler.plan.context import canonical
+
+Recover = Callable[[], Any | None]
+
+_VERSION_FIELDS = ("provider", "model", "input_variable_format", "messages", "invocation_params", "provider_params")
+
+
+def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
+    """A recover function for a POST, or None when the POST is idempotent (resource restrictions)."""
+    if path == "/v2/resource-restrictions":
+        return lambda: None
+    if not isinstance(body, dict):
+        return None
+    if path == "/v2/integrations":
+        return lambda: client.find_by_name(path, "integrations", str(body.get("name")), {"type": body.get("type")})
+    if path in ("/v2/prompts", "/v2/evaluators", "/v2/datasets"):
+        plural = path.rsplit("/", 1)[1]
+
+        def by_name() -> Any | None:
+            found = client.find_by_name(path, plural, str(body.get("name")), {"space_id": body.get("space_id")})
+            if found is None or plural == "datasets":
+                return found
+            return client.get(f"{path}/{found['id']}")  # with its version, as the create returns it
+
+        return by_name
+    if m := re.fullmatch(r"/v2/prompts/([^/]+)/versions", path):
+        def prompt_version() -> Any | None:
+            newest = client.get(path, {"limit": 1}).get("prompt_versions") or []
+            if newest and all(canonical(newest[0].get(f)) == canonical(body.get(f))
+                              for f in _VERSION_FIELDS if f in body):
+                return newest[0]
+            return None
+
+        del m
+        return prompt_version
+    if m := re.fullmatch(r"/v2/evaluators/([^/]+)/versions", path):
+        evaluator_id = m.group(1)
+
+        def evaluator_version() -> Any | None:
+            version = client.get(f"/v2/evaluators/{evaluator_id}").get("version") or {}
+            if canonical(version.get("template_config")) == canonical(body.get("template_config")):
+                return version
+            return None
+
+        return evaluator_version
+    if re.fullmatch(r"/v2/datasets/[^/]+/examples", path):
+        def appended() -> Any | None:
+            live = Counter(canonical({k: v for k, v in e.items() if k not in ("id", "created_at", "updated_at")})
+                           for e in client.paginate(path, "examples", limit=500))
+            sent = Counter(canonical(e) for e in body.get("examples") or [])
+            return {"recovered": True} if all(live[k] >= n for k, n in sent.items()) else None
+
+        return appended
+    return None

@@ -1,0 +1,65 @@
+"""Turning a planned operation into the exact request: references to earlier responses, the apply's
+timestamp, and secrets read again from their references (never from the plan)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from reconciler.errors import ApplyError
+from reconciler.plan.context import parse_secret_spec
+from reconciler.plan.model import REF_RE, Operation
+
+
+def lookup(value: Any, dotted: str) -> Any:
+    for part in dotted.split(".") if dotted else []:
+        if isinstance(value, Mapping):
+            value = value.get(part)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+def substitute(value: Any, responses: Mapping[str, Any], apply_time: str) -> Any:
+    if isinstance(value, str):
+        def one(m: Any) -> str:
+            op_id, path = m.group(1), m.group(2)
+            if op_id == "apply_time":
+                return apply_time
+            if op_id not in responses:
+                raise ApplyError(f"reference {m.group(0)} points to an operation that has not run")
+            found = lookup(responses[op_id], path or "")
+            if found is None:
+                raise ApplyError(f"reference {m.group(0)}: the response of {op_id} has no {path}")
+            return str(found)
+
+        return REF_RE.sub(one, value)
+    if isinstance(value, dict):
+        return {k: substitute(v, responses, apply_time) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, responses, apply_time) for v in value]
+    return value
+
+
+def _set_pointer(doc: Any, pointer: str, value: Any) -> None:
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
+    target = doc
+    for part in parts[:-1]:
+        target = target[int(part)] if isinstance(target, list) else target[part]
+    last = parts[-1]
+    if isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+
+
+def request_for(op: Operation, responses: Mapping[str, Any], apply_time: str) -> tuple[str, Any]:
+    """(path, body) ready to send. Secret values exist only in the returned body."""
+    path = substitute(op.path, responses, apply_time)
+    body = substitute(copy.deepcopy(op.body), responses, apply_time)
+    for pointer, spec in sorted(op.secrets.items()):
+        _set_pointer(body, pointer, parse_secret_spec(spec).resolve())
+    return str(path), body

@@ -1,0 +1,189 @@
+"""``reconciler export``: manifests from live state, for adopting existing resources.
+
+Secrets cannot be read back, so each one that exists live is written as an ``{env: NAME}``
+reference with a generated name, listed in ``secrets.env.example``. Planning the exported tree
+right after (with those variables set to anything) is empty: write-only secrets that exist live are
+not re-sent unless ``--rotate-secrets``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reconciler.client.http import ApiClient
+from reconciler.client.live import read_live
+from reconciler.model import LiveState, ReadScope
+from reconciler.plan.prompts import VERSION_FIELDS
+from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
+
+SERVER_FIELDS = ("id", "created_at", "updated_at")
+
+
+def env_name(*parts: str) -> str:
+    return re.sub(r"[^A-Z0-9]+", "_", "_".join(parts).upper()).strip("_")
+
+
+def _secret(present: bool, *name: str, env: list[str]) -> Any:
+    if not present:
+        return None
+    var = env_name(*name)
+    env.append(var)
+    return {"env": var}
+
+
+def _headers(names: list[str], *prefix: str, env: list[str]) -> dict[str, Any]:
+    return {h: _secret(True, *prefix, "header", h, env=env) for h in names}
+
+
+def integration_manifest(obj: Mapping[str, Any], env: list[str]) -> dict[str, Any]:
+    name = str(obj["name"])
+    itype = str(obj["type"])
+    doc: dict[str, Any] = {"kind": "Integration", "name": name, "type": itype}
+    if itype == "AGENT" and obj.get("description") is not None:
+        doc["description"] = obj["description"]
+    doc["scopings"] = [{"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
+                       for s in obj.get("scopings") or []]
+    live = obj.get("config") or {}
+    config: dict[str, Any] = {}
+    if itype == "AGENT":
+        for f in AGENT_FIELDS.values():
+            if f.kind is FieldKind.HEADERS:
+                if live.get("has_headers"):
+                    config["headers"] = {"Authorization": _secret(True, name, "headers", env=env)}
+            elif f.kind is FieldKind.PRESETS:
+                config["request_presets"] = [
+                    {"name": p["name"], "description": p.get("description"), "config": p.get("config") or {}}
+                    for p in live.get("request_presets") or []]
+            else:
+                config[f.name] = live.get(f.name)
+    else:
+        provider = PROVIDERS.get(str(live.get("provider")))
+        config["provider"] = live.get("provider")
+        for f in (provider.fields.values() if provider else []):
+            if f.kind is FieldKind.SECRET:
+                config[f.name] = _secret(bool(live.get(f.read_name)), name, f.name, env=env)
+            elif f.kind is FieldKind.HEADERS:
+                config[f.name] = _headers(list(live.get(f.read_name) or []), name, env=env)
+            elif f.kind is FieldKind.AUTH:
+                config["auth"] = _auth(live.get("auth") or {}, name, env)
+            elif f.read_name in live:
+                config[f.name] = live[f.read_name]
+    doc["config"] = config
+    return doc
+
+
+def _auth(auth: Mapping[str, Any], name: str, env: list[str]) -> dict[str, Any]:
+    mode = AUTH_MODES.get(str(auth.get("auth_type")))
+    out: dict[str, Any] = {"auth_type": auth.get("auth_type")}
+    for f in (mode.fields.values() if mode else []):
+        if f.kind is FieldKind.SECRET:
+            out[f.name] = _secret(True, name, "auth", f.name, env=env)
+        elif f.kind is FieldKind.HEADERS:
+            if auth.get("header_names"):
+                out[f.name] = _headers(list(auth["header_names"]), name, "auth", env=env)
+        elif auth.get(f.name) is not None:
+            out[f.name] = auth[f.name]
+    return out
+
+
+def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[str]:
+    """Write the manifests; returns one line per file written."""
+    first = read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset()))
+    chosen = spaces or [str(s["name"]) for s in first.spaces]
+    if spaces:
+        unknown = [s for s in spaces if first.space_id(s) is None]
+        if unknown:
+            from reconciler.errors import ConfigError
+
+            raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
+    listing = read_live(client, ReadScope(spaces=frozenset(chosen)))
+    names = {kind: frozenset((listing.space_name(sid), n) for sid, n in table)
+             for kind, table in (("prompts", listing.prompts), ("datasets", listing.datasets),
+                                 ("evaluators", listing.evaluators))}
+    live = read_live(client, ReadScope(spaces=frozenset(chosen), prompts=names["prompts"],
+                                       datasets=names["datasets"], evaluators=names["evaluators"]))
+    out.mkdir(parents=True, exist_ok=True)
+    env: list[str] = []
+    written: list[str] = []
+
+    def write(rel: str, docs: list[dict[str, Any]]) -> None:
+        if not docs:
+            return
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        written.append(f"wrote {path} ({len(docs)} resources)")
+
+    write("integrations.yaml", [integration_manifest(o, env) for _, o in sorted(live.integrations.items())])
+    restrictions = [{"kind": "ResourceRestriction", "name": f"{t.lower()}-{rid}", "resource_type": t,
+                     "resource_id": rid} for (t, rid) in sorted(live.restrictions) if t in ("PROJECT", "DASHBOARD")]
+    write("restrictions.yaml", restrictions)
+    for space in chosen:
+        sid = live.space_id(space)
+        if sid is None:
+            continue
+        write(f"{space}/prompts.yaml", _prompts(live, sid, space))
+        write(f"{space}/evaluators.yaml", _evaluators(live, sid, space))
+        datasets = []
+        for (dsid, name), d in sorted(live.datasets.items()):
+            if dsid != sid:
+                continue
+            rel = f"{space}/data/{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}.jsonl"
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            lines = [json.dumps({k: v for k, v in e.items() if k not in SERVER_FIELDS}, ensure_ascii=False,
+                                sort_keys=True) for e in d.examples or []]
+            (out / rel).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            datasets.append({"kind": "Dataset", "space": space, "name": name,
+                             "examples_file": rel.split("/", 1)[1]})
+        write(f"{space}/datasets.yaml", datasets)
+    if env:
+        (out / "secrets.env.example").write_text(
+            "# Secrets cannot be exported; set these before running plan on the exported manifests.\n"
+            + "".join(f"{v}=\n" for v in sorted(set(env))), encoding="utf-8")
+        written.append(f"wrote {out / 'secrets.env.example'} ({len(set(env))} variables to set)")
+    return written
+
+
+def _prompts(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
+    docs = []
+    for (psid, name), p in sorted(live.prompts.items()):
+        if psid != sid:
+            continue
+        doc: dict[str, Any] = {"kind": "Prompt", "space": space, "name": name}
+        if p.prompt.get("description") is not None:
+            doc["description"] = p.prompt["description"]
+        doc["restricted"] = ("PROMPT", p.prompt.get("id")) in live.restrictions
+        if p.latest:
+            version = {"commit_message": p.latest.get("commit_message") or "exported"}
+            version.update({f: p.latest[f] for f in VERSION_FIELDS if p.latest.get(f) is not None})
+            if p.latest.get("labels"):
+                version["labels"] = list(p.latest["labels"])
+            doc["version"] = version
+        docs.append(doc)
+    return docs
+
+
+def _evaluators(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
+    by_id = {str(o["id"]): name for (t, name), o in live.integrations.items() if t == "LLM"}
+    docs = []
+    for (esid, name), e in sorted(live.evaluators.items()):
+        if esid != sid or not e.latest:
+            continue
+        tc = dict(e.latest.get("template_config") or {})
+        llm = dict(tc.get("llm_config") or {})
+        if str(llm.get("ai_integration_id")) in by_id:
+            llm["integration"] = by_id[str(llm.pop("ai_integration_id"))]
+            tc["llm_config"] = llm
+        doc: dict[str, Any] = {"kind": "Evaluator", "space": space, "name": name}
+        if e.evaluator.get("description") is not None:
+            doc["description"] = e.evaluator["description"]
+        doc["commit_message"] = e.latest.get("commit_message") or "exported"
+        doc["template_config"] = tc
+        docs.append(doc)
+    return docs

@@ -1,0 +1,111 @@
+"""State shared by the per-kind planners while one plan is built."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from reconciler.model import DesiredResource, LiveState, SecretRef
+from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def fingerprint(value: Any) -> str:
+    """A short stable hash of a live object (or of its absence: ``None``)."""
+    return hashlib.sha256(canonical(value).encode()).hexdigest()[:16]
+
+
+def pointer_escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def secret_spec(ref: SecretRef) -> str:
+    """How a plan names a secret: ``env:NAME`` or ``file:PATH``. Never the value."""
+    return f"{ref.source}:{ref.ref}"
+
+
+def parse_secret_spec(spec: str) -> SecretRef:
+    source, _, name = spec.partition(":")
+    if source not in ("env", "file"):
+        raise ValueError(f"not a secret reference: {spec!r}")
+    return SecretRef(source, name)  # type: ignore[arg-type]
+
+
+def to_body(value: Any, pointer: str, secrets: dict[str, str]) -> Any:
+    """A manifest value as it goes into a request body: every SecretRef becomes SENSITIVE and is
+    recorded in ``secrets`` under its JSON pointer."""
+    if isinstance(value, SecretRef):
+        secrets[pointer] = secret_spec(value)
+        return SENSITIVE
+    if isinstance(value, dict):
+        return {k: to_body(v, f"{pointer}/{pointer_escape(str(k))}", secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_body(v, f"{pointer}/{i}", secrets) for i, v in enumerate(value)]
+    return value
+
+
+def shown(value: Any) -> Any:
+    """A manifest value as a plan shows it (secrets masked)."""
+    if isinstance(value, SecretRef):
+        return SENSITIVE
+    if isinstance(value, dict):
+        return {k: shown(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [shown(v) for v in value]
+    return value
+
+
+def op_id(r: DesiredResource, suffix: str) -> str:
+    return "/".join(r.identity) + "#" + suffix
+
+
+@dataclass
+class Ctx:
+    live: LiveState
+    options: PlanOptions
+    now: datetime
+    desired: list[DesiredResource]
+    ops: list[Operation] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    pins: dict[str, list[str]] = field(default_factory=dict)
+    creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # identity -> id of its create op
+
+    def add(self, op: Operation) -> Operation:
+        self.ops.append(op)
+        return op
+
+    def op(self, r: DesiredResource, suffix: str, method: str, path: str, *, action: str = "update",
+           body: Any = None, changes: Any = (), depends_on: Any = (), note: str | None = None,
+           secrets: dict[str, str] | None = None, kind: str | None = None, name: str | None = None) -> Operation:
+        """Add one operation of resource ``r`` (its id is the resource identity plus ``suffix``)."""
+        return self.add(Operation(
+            id=op_id(r, suffix), action=action, kind=kind or r.kind, name=name or r.name, space=r.space,
+            method=method, path=path, body=body, changes=tuple(changes), depends_on=tuple(depends_on),
+            secrets=secrets or {}, address=r.address, note=note,
+        ))
+
+    def change(self, r: DesiredResource, path: str, before: Any, after: Any) -> Change:
+        src = r.source(path)
+        return Change(path, before, after, str(src) if src else None)
+
+    def space_id(self, r: DesiredResource) -> str | None:
+        sid = self.live.space_id(str(r.space))
+        if sid is None:
+            self.errors.append(f"{r.address}: space {r.space!r} does not exist")
+        return sid
+
+    def pin(self, r: DesiredResource, key: list[str]) -> None:
+        """Record what the plan saw of this resource, so a saved plan can detect that live moved."""
+        from reconciler.plan.pins import pin_fingerprint
+
+        self.pins[r.address] = key
+        self.fingerprints[r.address] = pin_fingerprint(key, self.live)

@@ -1,0 +1,154 @@
+"""Datasets: create with its examples in one POST. Examples are matched by ``key`` (or by content
+when there is no key) and changed with at most one update, one append and one delete call (batched
+to the API's limits). Any change of examples makes exactly one new dataset version: the update call
+goes first with ``new_version`` (an empty update just snapshots), so the version past experiments used
+stays intact; append and delete then act on the new version.
+
+Experiment retention: an experiment of the dataset is deleted when it is older than
+``older_than_days`` and not among the ``keep_last`` newest; each rule alone applies alone.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from reconciler.model import DesiredResource, LiveDataset
+from reconciler.plan.context import Ctx, canonical
+from reconciler.plan.model import APPLY_TIME, Change, ref
+
+SERVER_FIELDS = frozenset({"id", "created_at", "updated_at"})
+DELETE_BATCH = 1000  # DELETE /v2/datasets/{id}/examples accepts 1-1000 ids
+WRITE_BATCH = 1000  # examples per append/update call
+
+
+def user_fields(example: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in example.items() if k not in SERVER_FIELDS}
+
+
+def plan_datasets(desired: list[DesiredResource], ctx: Ctx) -> None:
+    for r in desired:
+        space_id = ctx.space_id(r)
+        if space_id is None:
+            continue
+        live = ctx.live.datasets.get((space_id, r.name))
+        ctx.pin(r, ["Dataset", space_id, r.name])
+        if live is None:
+            if "examples" in r.spec:
+                create = ctx.op(r, "create", "POST", "/v2/datasets", action="create",
+                                body={"name": r.name, "space_id": space_id, "examples": list(r.spec["examples"])},
+                                changes=[ctx.change(r, "examples", None, f"{len(r.spec['examples'])} examples")])
+                ctx.creates[r.identity] = create.id
+            continue
+        if "examples" in r.spec and live.examples is not None:
+            _plan_examples(r, ctx, live)
+        if r.spec.get("experiment_retention") and live.experiments is not None:
+            _plan_retention(r, ctx, live)
+
+
+def _match(r: DesiredResource, live: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                                                    list[str], list[Change]]:
+    """(to update [{id, ...fields}], to append, ids to delete, changes)."""
+    want: list[dict[str, Any]] = [dict(e) for e in r.spec["examples"]]
+    key = r.spec.get("key")
+    updates: list[dict[str, Any]] = []
+    appends: list[dict[str, Any]] = []
+    deletes: list[str] = []
+    changes: list[Change] = []
+    if key:
+        by_key = {e.get(key): e for e in live if key in e}
+        keep: set[str] = set()
+        for e in want:
+            match = by_key.get(e.get(key))
+            if match is None:
+                appends.append(e)
+                changes.append(Change(f"examples[{key}={e.get(key)}]", None, e, _src(r)))
+                continue
+            keep.add(str(match["id"]))
+            if user_fields(match) != e:
+                updates.append({"id": match["id"], **e})
+                changes.append(Change(f"examples[{key}={e.get(key)}]", user_fields(match), e, _src(r)))
+        for e in live:
+            if str(e["id"]) not in keep:
+                deletes.append(str(e["id"]))
+                changes.append(Change(f"examples[{key}={e.get(key)}]", user_fields(e), None, _src(r)))
+        return updates, appends, deletes, changes
+    pool: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in live:
+        pool[canonical(user_fields(e))].append(e)
+    for e in want:
+        bucket = pool.get(canonical(e))
+        if bucket:
+            bucket.pop()
+        else:
+            appends.append(e)
+            changes.append(Change("examples[+]", None, e, _src(r)))
+    for bucket in pool.values():
+        for e in bucket:
+            deletes.append(str(e["id"]))
+            changes.append(Change("examples[-]", user_fields(e), None, _src(r)))
+    return updates, appends, deletes, changes
+
+
+def _src(r: DesiredResource) -> str | None:
+    s = r.source("examples")
+    return str(s) if s else None
+
+
+def _plan_examples(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
+    updates, appends, deletes, changes = _match(r, live.examples or [])
+    if not (updates or appends or deletes):
+        return
+    dataset_id = str(live.dataset["id"])
+    path = f"/v2/datasets/{dataset_id}/examples"
+    version_name = ctx.options.version_name or APPLY_TIME
+    first_updates, more_updates = updates[:WRITE_BATCH], updates[WRITE_BATCH:]
+    snapshot = ctx.op(r, "examples-version", "PATCH", path,
+                      body={"examples": first_updates, "new_version": version_name},
+                      changes=[c for c in changes if c.before is not None and c.after is not None],
+                      note=f"new dataset version; {len(updates)} updated, {len(appends)} added, {len(deletes)} removed")
+    last = snapshot.id
+    for i in range(0, len(more_updates), WRITE_BATCH):
+        last = ctx.op(r, f"examples-update-{i // WRITE_BATCH + 2}", "PATCH", path,
+                      body={"examples": more_updates[i:i + WRITE_BATCH]}, depends_on=[last]).id
+    for i in range(0, len(appends), WRITE_BATCH):
+        last = ctx.op(r, "examples-append" + (f"-{i // WRITE_BATCH + 1}" if i else ""), "POST", path,
+                      body={"examples": appends[i:i + WRITE_BATCH]}, depends_on=[last],
+                      changes=[c for c in changes if c.before is None] if i == 0 else []).id
+    for i in range(0, len(deletes), DELETE_BATCH):
+        last = ctx.op(r, "examples-delete" + (f"-{i // DELETE_BATCH + 1}" if i else ""), "DELETE", path,
+                      body={"dataset_version_id": ref(snapshot.id, "dataset_version_id"),
+                            "example_ids": deletes[i:i + DELETE_BATCH]},
+                      changes=[c for c in changes if c.after is None] if i == 0 else [], depends_on=[last]).id
+
+
+def _parse_time(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def experiments_to_delete(experiments: list[dict[str, Any]], rule: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    """Retention: delete when older than ``older_than_days`` and not among the ``keep_last`` newest
+    (each rule alone applies alone). Experiments without a readable ``created_at`` are kept."""
+    dated = [(t, e) for e in experiments if (t := _parse_time(e.get("created_at"))) is not None]
+    dated.sort(key=lambda te: (te[0], str(te[1].get("id"))), reverse=True)
+    keep_last = rule.get("keep_last")
+    older = rule.get("older_than_days")
+    out: list[dict[str, Any]] = []
+    for index, (created, e) in enumerate(dated):
+        protected_by_rank = keep_last is not None and index < int(keep_last)
+        old_enough = older is None or created < now - timedelta(days=int(older))
+        if not protected_by_rank and old_enough:
+            out.append(e)
+    return out
+
+
+def _plan_retention(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
+    rule = dict(r.spec["experiment_retention"])
+    for e in experiments_to_delete(live.experiments or [], rule, ctx.now):
+        ctx.op(r, f"retention-{e['id']}", "DELETE", f"/v2/experiments/{e['id']}", action="delete",
+               kind="Experiment", name=str(e.get("name")), note="experiment retention",
+               changes=[ctx.change(r, "experiment_retention", e.get("created_at"), None)])

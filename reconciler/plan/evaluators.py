@@ -1,0 +1,87 @@
+"""Evaluators: create with their first version in one POST; a changed ``template_config`` makes one
+new version; ``description`` with PATCH. ``llm_config.integration`` names an LLM integration and is
+resolved to ``ai_integration_id``: from live state, or from the create of that integration in the
+same plan (a reference known after apply)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.model import DesiredResource, LiveEvaluator
+from reconciler.plan.changes import nested_changes
+from reconciler.plan.context import Ctx
+from reconciler.plan.model import has_ref, ref
+
+
+def resolve_template(r: DesiredResource, ctx: Ctx) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+    """The template_config as the API takes it, and the ops it depends on; None when a reference
+    cannot be resolved (an error is recorded)."""
+    tc = dict(r.spec.get("template_config") or {})
+    llm = dict(tc.get("llm_config") or {})
+    depends: tuple[str, ...] = ()
+    if "integration" in llm:
+        name = str(llm.pop("integration"))
+        created = ctx.creates.get(("Integration", "LLM", name))
+        live = ctx.live.integrations.get(("LLM", name))
+        if created is not None:
+            llm["ai_integration_id"] = ref(created, "id")
+            depends = (created,)
+        elif live is not None:
+            llm["ai_integration_id"] = live["id"]
+        else:
+            ctx.errors.append(f"{r.address}: template_config.llm_config.integration: no LLM integration named "
+                              f"{name!r} in the manifests or live")
+            return None
+    if "llm_config" in tc:
+        tc["llm_config"] = {"ai_integration_id": llm.pop("ai_integration_id", None), **llm}
+    return tc, depends
+
+
+def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
+    for r in desired:
+        space_id = ctx.space_id(r)
+        if space_id is None:
+            continue
+        resolved = resolve_template(r, ctx)
+        if resolved is None:
+            continue
+        tc, depends = resolved
+        live = ctx.live.evaluators.get((space_id, r.name))
+        ctx.pin(r, ["Evaluator", space_id, r.name])
+        if live is None:
+            body: dict[str, Any] = {"space_id": space_id, "name": r.name, "type": "template"}
+            if r.spec.get("description") is not None:
+                body["description"] = r.spec["description"]
+            body["version"] = {"commit_message": r.spec.get("commit_message") or "create", "template_config": tc}
+            op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
+                        changes=[ctx.change(r, k, None, v) for k, v in body.items() if k in ("description", "version")])
+            ctx.creates[r.identity] = op.id
+            continue
+        _update(r, ctx, live, tc, depends)
+
+
+def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any], depends: tuple[str, ...]) -> None:
+    evaluator_id = str(live.evaluator["id"])
+    if "description" in r.spec and r.spec["description"] != live.evaluator.get("description"):
+        ctx.op(r, "description", "PATCH", f"/v2/evaluators/{evaluator_id}", body={"description": r.spec["description"]},
+               changes=[ctx.change(r, "description", live.evaluator.get("description"), r.spec["description"])])
+    have = dict(((live.latest or {}).get("template_config")) or {})
+    merged = _merge(have, tc)
+    if merged != have or has_ref(tc):
+        src = r.source("template_config")
+        ctx.op(r, "version", "POST", f"/v2/evaluators/{evaluator_id}/versions",
+               body={"commit_message": r.spec.get("commit_message") or "update", "template_config": merged},
+               changes=nested_changes(have, merged, "template_config", str(src) if src else None),
+               depends_on=depends, note="new version")
+
+
+def _merge(have: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's template_config over the live one: fields the manifest omits stay as they are
+    (one level into llm_config too)."""
+    out = dict(have)
+    for k, v in want.items():
+        if k == "llm_config" and isinstance(v, dict) and isinstance(have.get(k), dict):
+            out[k] = {**have[k], **v}
+        else:
+            out[k] = v
+    return out

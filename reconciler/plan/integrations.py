@@ -1,0 +1,277 @@
+"""Integrations: one POST to create, one PATCH carrying only what differs (api-spec.md 4.1), or a
+replacement (DELETE then POST) when ``type`` or ``provider`` changes.
+
+Merge rules followed: scalars only when changed; ``scopings`` (compared as a set), ``model_names``,
+``headers`` and ``request_presets`` (compared by name) whole when, and only when, they differ;
+CLOUD_D ``auth`` whole when any of it differs. Write-only secrets compare by presence and header names
+and are sent only when missing live, when names differ, or with ``--rotate-secrets``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reconciler.model import DesiredResource, SecretRef
+from reconciler.plan.changes import nested_changes
+from reconciler.plan.context import Ctx, op_id, shown, to_body
+from reconciler.plan.model import SENSITIVE, Change, Operation
+from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
+
+COLLECTION = "/v2/integrations"
+
+
+def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
+    declared = {r.identity[1:] for r in desired}
+    for r in desired:
+        itype, name = str(r.spec.get("type")), r.name
+        live = ctx.live.integrations.get((itype, name))
+        ctx.pin(r, ["Integration", itype, name])
+        if live is None:
+            other = next((t for t in ("LLM", "AGENT") if t != itype and (t, name) in ctx.live.integrations
+                          and (t, name) not in declared), None)
+            if other is not None:
+                _replace(r, ctx, ctx.live.integrations[(other, name)], f"type {other} -> {itype}")
+            else:
+                _create(r, ctx)
+            continue
+        want_provider = (r.spec.get("config") or {}).get("provider")
+        have_provider = live.get("config", {}).get("provider")
+        if itype == "LLM" and want_provider and want_provider != have_provider:
+            _replace(r, ctx, live, f"provider {have_provider} -> {want_provider}")
+            continue
+        _update(r, ctx, live)
+
+
+def create_body(r: DesiredResource, secrets: dict[str, str]) -> dict[str, Any]:
+    body: dict[str, Any] = {"type": r.spec.get("type"), "name": r.name}
+    for key in ("description", "scopings", "config"):
+        if key in r.spec:
+            body[key] = to_body(r.spec[key], f"/{key}", secrets)
+    return body
+
+
+def _create(r: DesiredResource, ctx: Ctx, action: str = "create", depends: tuple[str, ...] = ()) -> Operation:
+    secrets: dict[str, str] = {}
+    body = create_body(r, secrets)
+    changes = [ctx.change(r, k, None, shown(v)) for k, v in body.items() if k not in ("type", "name")]
+    op = Operation(
+        id=op_id(r, "create"), action=action, kind=r.kind, name=r.name, method="POST", path=COLLECTION,
+        body=body, changes=tuple(changes), depends_on=depends, secrets=secrets, address=r.address,
+    )
+    ctx.creates[r.identity] = op.id
+    return ctx.add(op)
+
+
+def _replace(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any], why: str) -> None:
+    if not ctx.options.allow_replace:
+        ctx.warnings.append(f"{r.address}: {why} cannot be patched; the replacement (delete, then create) "
+                            "runs only with --allow-replace")
+    delete = ctx.add(Operation(
+        id=op_id(r, "delete"), action="replace", kind=r.kind, name=r.name, method="DELETE",
+        path=f"{COLLECTION}/{live['id']}", changes=(Change("", f"{live.get('type')} {live.get('name')}", None),),
+        address=r.address, note=f"replace: {why}",
+    ))
+    _create(r, ctx, action="replace", depends=(delete.id,))
+
+
+def _update(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any]) -> None:
+    body: dict[str, Any] = {}
+    secrets: dict[str, str] = {}
+    changes: list[Change] = []
+    spec = r.spec
+    if "description" in spec and spec["description"] != live.get("description"):
+        body["description"] = spec["description"]
+        changes.append(ctx.change(r, "description", live.get("description"), spec["description"]))
+    if "scopings" in spec:
+        want = [_scoping(s) for s in spec["scopings"] or []]
+        have = [_scoping(s) for s in live.get("scopings") or []]
+        if _scoping_set(want) != _scoping_set(have):
+            body["scopings"] = want
+            changes.append(ctx.change(r, "scopings", have, want))
+    config = _config_patch(r, ctx, live.get("config") or {}, secrets, changes)
+    if config:
+        body["config"] = config
+    if not body:
+        return
+    ctx.add(Operation(
+        id=op_id(r, "update"), action="update", kind=r.kind, name=r.name, method="PATCH",
+        path=f"{COLLECTION}/{live['id']}", body={"type": live.get("type"), **body}, changes=tuple(changes),
+        secrets=secrets, address=r.address,
+    ))
+
+
+def _scoping(s: Mapping[str, Any]) -> dict[str, Any]:
+    return {"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
+
+
+def _scoping_set(items: list[dict[str, Any]]) -> frozenset[tuple[Any, Any]]:
+    return frozenset((s["organization_id"], s["space_id"]) for s in items)
+
+
+def config_fields(spec: Mapping[str, Any], live_config: Mapping[str, Any]) -> Mapping[str, ConfigField]:
+    if spec.get("type") == "AGENT":
+        return AGENT_FIELDS
+    provider = (spec.get("config") or {}).get("provider") or live_config.get("provider")
+    return PROVIDERS[str(provider)].fields if provider in PROVIDERS else {}
+
+
+def _config_patch(r: DesiredResource, ctx: Ctx, lcfg: Mapping[str, Any], secrets: dict[str, str],
+                  changes: list[Change]) -> dict[str, Any]:
+    fields = config_fields(r.spec, lcfg)
+    out: dict[str, Any] = {}
+    for name, want in (r.spec.get("config") or {}).items():
+        f = fields.get(name)
+        if f is None:
+            continue  # provider (checked above) or a field the validator already refused
+        path = f"config.{name}"
+        if f.kind is FieldKind.SECRET:
+            send, before = _secret_decision(r, ctx, path, want, bool(lcfg.get(f.read_name)))
+            if send:
+                out[name] = to_body(want, f"/config/{name}", secrets)
+                changes.append(ctx.change(r, path, before, shown(want)))
+        elif f.kind is FieldKind.HEADERS:
+            if _headers_differ(r, ctx, path, want, lcfg, f):
+                out[name] = to_body(want, f"/config/{name}", secrets) if want else None
+                changes.append(ctx.change(r, path, _live_headers(lcfg, f), shown(want) if want else None))
+        elif f.kind is FieldKind.AUTH:
+            if _auth_differs(r, ctx, want, lcfg.get("auth") or {}):
+                out[name] = to_body(want, f"/config/{name}", secrets)
+                changes.extend(nested_changes(_auth_view(lcfg.get("auth") or {}), shown(want), path,
+                                              _src(r, path)))
+        elif f.kind is FieldKind.PRESETS:
+            merged = _presets_patch(want or [], lcfg.get("request_presets") or [])
+            if merged is not None:
+                out[name] = merged
+                by_name = {p.get("name"): _preset_view(p) for p in lcfg.get("request_presets") or []}
+                changes.extend(nested_changes(by_name, {p["name"]: _preset_view(p) for p in merged}, path,
+                                              _src(r, path)))
+        else:
+            have = lcfg.get(f.read_name)
+            if want != have:
+                out[name] = want
+                if isinstance(want, dict) and isinstance(have, dict):
+                    changes.extend(nested_changes(have, want, path, _src(r, path)))
+                else:
+                    changes.append(ctx.change(r, path, have, want))
+    return out
+
+
+def _src(r: DesiredResource, path: str) -> str | None:
+    s = r.source(path)
+    return str(s) if s else None
+
+
+def _secret_decision(r: DesiredResource, ctx: Ctx, path: str, want: Any, live_has: bool) -> tuple[bool, Any]:
+    """(send it?, what the plan shows as before)."""
+    before = SENSITIVE if live_has else None
+    if want is None:
+        return live_has, before
+    if not live_has or ctx.options.rotate_secrets:
+        return True, before
+    ctx.unverified.append(f"{r.address}: {path}")
+    return False, before
+
+
+def _live_headers(lcfg: Mapping[str, Any], f: ConfigField) -> Any:
+    if f.read_name == "has_headers":
+        return SENSITIVE if lcfg.get("has_headers") else None
+    names = lcfg.get(f.read_name) or []
+    return {n: SENSITIVE for n in sorted(names)} or None
+
+
+def _headers_differ(r: DesiredResource, ctx: Ctx, path: str, want: Any, lcfg: Mapping[str, Any],
+                    f: ConfigField) -> bool:
+    if f.read_name == "has_headers":  # AGENT: only presence is visible
+        have_any = bool(lcfg.get("has_headers"))
+        if not want:
+            return have_any
+        if not have_any or ctx.options.rotate_secrets:
+            return True
+        ctx.unverified.append(f"{r.address}: {path} (values; only presence is visible)")
+        return False
+    have_names = sorted(lcfg.get(f.read_name) or [])
+    want_names = sorted((want or {}).keys())
+    if want_names != have_names:
+        return True
+    if want_names and ctx.options.rotate_secrets:
+        return True
+    if want_names:
+        ctx.unverified.append(f"{r.address}: {path} (values)")
+    return False
+
+
+def _auth_view(auth: Mapping[str, Any]) -> dict[str, Any]:
+    """The live auth as the plan shows it: write-side names, secrets masked."""
+    out: dict[str, Any] = {}
+    for k, v in auth.items():
+        if k == "has_api_key":
+            out["api_key"] = SENSITIVE if v else None
+        elif k == "header_names":
+            out["headers"] = {n: SENSITIVE for n in v or []}
+        else:
+            out[k] = v
+    return out
+
+
+def _auth_differs(r: DesiredResource, ctx: Ctx, want: Mapping[str, Any], have: Mapping[str, Any]) -> bool:
+    mode = AUTH_MODES.get(str(want.get("auth_type")))
+    if mode is None or have.get("auth_type") != want.get("auth_type"):
+        return True
+    has_secret = False
+    for name, f in mode.fields.items():
+        value = want.get(name)
+        if f.kind is FieldKind.SECRET:
+            if not have.get("has_api_key"):
+                return True
+            has_secret = True
+        elif f.kind is FieldKind.HEADERS:
+            if sorted((value or {}).keys()) != sorted(have.get("header_names") or []):
+                return True
+            has_secret = has_secret or bool(value)
+        elif value != have.get(name):
+            return True  # omitted fields of auth are cleared by the API, so omitted compares as null
+    if has_secret:
+        if ctx.options.rotate_secrets:
+            return True
+        ctx.unverified.append(f"{r.address}: config.auth (secret values)")
+    return False
+
+
+def _preset_view(p: Mapping[str, Any]) -> dict[str, Any]:
+    return {"description": p.get("description"), "config": p.get("config")}
+
+
+def _presets_patch(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
+    """The full preset list to send, or None when live already matches. Presets compare by name;
+    a description the manifest omits is unmanaged, so the live one is sent back unchanged."""
+    live_by_name = {p.get("name"): p for p in have}
+    out: list[dict[str, Any]] = []
+    differs = {p.get("name") for p in want} != set(live_by_name)
+    for p in want:
+        live = live_by_name.get(p["name"])
+        item: dict[str, Any] = {"name": p["name"]}
+        if "description" in p:
+            item["description"] = p["description"]
+        elif live is not None and live.get("description") is not None:
+            item["description"] = live.get("description")
+        item["config"] = p.get("config", {})
+        if live is None or item.get("description") != live.get("description") or item["config"] != live.get("config"):
+            differs = True
+        out.append(item)
+    return out if differs else None
+
+
+def desired_secret_paths(r: DesiredResource) -> list[str]:
+    """Every secret position a manifest fills (for reporting)."""
+    found: list[str] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, SecretRef):
+            found.append(path)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{path}.{k}" if path else str(k))
+
+    walk(dict(r.spec), "")
+    return found

@@ -1,0 +1,193 @@
+"""The plan as a value: frozen, serialisable, deterministic.
+
+An ``Operation`` is one API call. Its ``body`` is JSON with two kinds of placeholders, both plain
+strings so that a plan file is plain JSON:
+
+- ``SENSITIVE`` ("(sensitive)") where a secret goes; ``secrets`` maps the body's JSON pointer to the
+  secret reference (``env:NAME`` / ``file:PATH``), never the value. Apply resolves them again.
+- ``${<op-id>:<dotted.path>}`` for a value known only after an earlier call (the id of a created
+  integration, the version a label moves to); ``${apply_time}`` for the apply's UTC timestamp.
+  Renderers show both as "(known after apply)". They may appear in ``path`` too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.model import ReadScope
+
+FORMAT_VERSION = "1.0"
+SENSITIVE = "(sensitive)"
+KNOWN_AFTER_APPLY = "(known after apply)"
+REF_RE = re.compile(r"\$\{([^}:]+)(?::([^}]*))?\}")
+ACTIONS = ("create", "update", "delete", "replace")
+
+
+def ref(op_id: str, path: str) -> str:
+    return "${" + op_id + ":" + path + "}"
+
+
+APPLY_TIME = "${apply_time}"
+
+
+def has_ref(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(REF_RE.search(value))
+    if isinstance(value, Mapping):
+        return any(has_ref(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(has_ref(v) for v in value)
+    return False
+
+
+@dataclass(frozen=True)
+class Change:
+    """One field that differs: its dotted path, before and after (secrets as SENSITIVE), and the
+    ``file:line`` of the manifest value asking for it."""
+
+    path: str
+    before: Any
+    after: Any
+    source: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "before": self.before, "after": self.after, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Operation:
+    id: str  # stable, readable: "Integration/vendor-a-prod#update"
+    action: str  # create | update | delete | replace
+    kind: str
+    name: str
+    method: str
+    path: str
+    body: Any = None
+    changes: tuple[Change, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    space: str | None = None
+    secrets: Mapping[str, str] = field(default_factory=dict)  # JSON pointer in body -> "env:NAME"/"file:PATH"
+    address: str = ""  # the resource it belongs to ("Integration/vendor-a-prod")
+    note: str | None = None  # why, for humans ("new version", "experiment retention")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "address": self.address,
+            "action": self.action,
+            "kind": self.kind,
+            "name": self.name,
+        }
+        if self.space is not None:
+            out["space"] = self.space
+        out.update({
+            "method": self.method,
+            "path": self.path,
+            "body": self.body,
+            "changes": [c.to_json() for c in self.changes],
+            "depends_on": list(self.depends_on),
+        })
+        if self.secrets:
+            out["secrets"] = dict(sorted(self.secrets.items()))
+        if self.note:
+            out["note"] = self.note
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Operation:
+        return cls(
+            id=data["id"], action=data["action"], kind=data["kind"], name=data["name"],
+            method=data["method"], path=data["path"], body=data.get("body"),
+            changes=tuple(Change(c["path"], c.get("before"), c.get("after"), c.get("source"))
+                          for c in data.get("changes", [])),
+            depends_on=tuple(data.get("depends_on", [])), space=data.get("space"),
+            secrets=dict(data.get("secrets", {})), address=data.get("address", ""), note=data.get("note"),
+        )
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    allow_replace: bool = False
+    rotate_secrets: bool = False
+    prune: bool = False
+    allow_empty: bool = False
+    version_name: str | None = None  # dataset version name; None: the apply's UTC timestamp
+    targets: tuple[str, ...] = ()  # KIND/NAME addresses
+
+
+@dataclass(frozen=True)
+class Plan:
+    operations: tuple[Operation, ...]
+    unverified_secrets: tuple[str, ...] = ()  # "Integration/x: config.api_key" that exist but cannot be compared
+    warnings: tuple[str, ...] = ()
+    fingerprints: Mapping[str, str] = field(default_factory=dict)  # address -> hash of the live object
+    pins: Mapping[str, list[str]] = field(default_factory=dict)  # address -> key of that object in LiveState
+    scope: ReadScope = ReadScope()  # what a live read for this plan fetches
+    manifests: tuple[str, ...] = ()  # the paths the plan was made from (to confirm convergence after apply)
+    options: PlanOptions = PlanOptions()
+
+    def __iter__(self) -> Iterator[Operation]:
+        return iter(self.operations)
+
+    def __len__(self) -> int:
+        return len(self.operations)
+
+    @property
+    def empty(self) -> bool:
+        return not self.operations
+
+    def summary(self) -> dict[str, int]:
+        """Counts by resource, not by call: a resource with several update calls counts once."""
+        seen: dict[str, set[str]] = {a: set() for a in ACTIONS}
+        for op in self.operations:
+            seen[op.action].add(op.address)
+        return {a: len(seen[a]) for a in ACTIONS}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "operations": [op.to_json() for op in self.operations],
+            "summary": self.summary(),
+            "unverified_secrets": list(self.unverified_secrets),
+            "warnings": list(self.warnings),
+            "fingerprints": dict(sorted(self.fingerprints.items())),
+            "pins": dict(sorted(self.pins.items())),
+            "scope": self.scope.to_json(),
+            "manifests": list(self.manifests),
+            "options": {
+                "allow_replace": self.options.allow_replace,
+                "rotate_secrets": self.options.rotate_secrets,
+                "prune": self.options.prune,
+                "allow_empty": self.options.allow_empty,
+                "version_name": self.options.version_name,
+                "targets": list(self.options.targets),
+            },
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Plan:
+        opts = data.get("options", {})
+        return cls(
+            operations=tuple(Operation.from_json(o) for o in data.get("operations", [])),
+            unverified_secrets=tuple(data.get("unverified_secrets", [])),
+            warnings=tuple(data.get("warnings", [])),
+            fingerprints=dict(data.get("fingerprints", {})),
+            pins={k: list(v) for k, v in data.get("pins", {}).items()},
+            scope=ReadScope.from_json(data.get("scope", {})),
+            manifests=tuple(data.get("manifests", [])),
+            options=PlanOptions(
+                allow_replace=bool(opts.get("allow_replace", False)),
+                rotate_secrets=bool(opts.get("rotate_secrets", False)),
+                prune=bool(opts.get("prune", False)),
+                allow_empty=bool(opts.get("allow_empty", False)),
+                version_name=opts.get("version_name"),
+                targets=tuple(opts.get("targets", [])),
+            ),
+        )

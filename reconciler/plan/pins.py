@@ -1,0 +1,39 @@
+"""What a plan saw of each live object it depends on, so that a saved plan can be refused when live
+state moved. A pin is a key into LiveState; its value is hashed into the plan's fingerprints. The
+same functions compute both sides (at plan time and when a plan file is applied)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.model import LiveState
+from reconciler.plan.context import fingerprint
+
+
+def pin_value(key: list[str], live: LiveState) -> Any:
+    kind = key[0]
+    if kind == "Integration":
+        return live.integrations.get((key[1], key[2]))
+    if kind == "ResourceRestriction":
+        return live.restrictions.get((key[1], key[2]))
+    space_id, name = key[1], key[2]
+    if kind == "Prompt":
+        p = live.prompts.get((space_id, name))
+        if p is None:
+            return None
+        restricted = ("PROMPT", p.prompt.get("id")) in live.restrictions
+        return [p.prompt, (p.latest or {}).get("id"), sorted(p.labels.items()), restricted]
+    if kind == "Dataset":
+        d = live.datasets.get((space_id, name))
+        if d is None:
+            return None
+        experiments = sorted(str(e.get("id")) for e in d.experiments or [])
+        return [d.dataset, fingerprint(d.examples), experiments]
+    if kind == "Evaluator":
+        e = live.evaluators.get((space_id, name))
+        return None if e is None else [e.evaluator, (e.latest or {}).get("id")]
+    return None
+
+
+def pin_fingerprint(key: list[str], live: LiveState) -> str:
+    return fingerprint(pin_value(key, live))

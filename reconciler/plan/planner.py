@@ -1,0 +1,95 @@
+"""``make_plan``: desired resources + live state + options -> a Plan. Pure: no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from reconciler.errors import PlanError
+from reconciler.model import DesiredResource, LiveState, ManifestSet
+from reconciler.plan.context import Ctx
+from reconciler.plan.datasets import plan_datasets
+from reconciler.plan.evaluators import plan_evaluators
+from reconciler.plan.integrations import plan_integrations
+from reconciler.plan.model import Operation, Plan, PlanOptions
+from reconciler.plan.prompts import plan_prompts
+from reconciler.plan.prune import plan_prune
+from reconciler.plan.restrictions import plan_restrictions
+
+#: Creates and updates run in this kind order (an evaluator after the integration it names);
+#: deletes run after everything else, in the reverse order.
+KIND_ORDER = ("Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction")
+DELETE_ORDER = ("Experiment", "ResourceRestriction", "Evaluator", "Prompt", "Dataset", "Integration")
+
+
+def select_targets(manifests: ManifestSet, targets: Iterable[str]) -> list[DesiredResource]:
+    """Resources named by ``--target KIND/NAME`` (or KIND/SPACE/NAME), plus what they depend on."""
+    wanted = set(targets)
+    chosen = [r for r in manifests if r.address in wanted or f"{r.kind}/{r.name}" in wanted]
+    unknown = wanted - {r.address for r in chosen} - {f"{r.kind}/{r.name}" for r in chosen}
+    if unknown:
+        raise PlanError(f"--target names nothing in the manifests: {', '.join(sorted(unknown))}")
+    needed = {
+        str(((r.spec.get("template_config") or {}).get("llm_config") or {}).get("integration"))
+        for r in chosen if r.kind == "Evaluator"
+    }
+    extra = [r for r in manifests.of_kind("Integration")
+             if r.name in needed and r.spec.get("type") == "LLM" and r not in chosen]
+    return [r for r in manifests if r in chosen or r in extra]
+
+
+def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | None = None,
+              now: datetime | None = None) -> Plan:
+    options = options or PlanOptions()
+    desired = list(manifests)
+    warnings: list[str] = []
+    if options.targets:
+        desired = select_targets(manifests, options.targets)
+        warnings.append("--target limits this run to " + ", ".join(r.address for r in desired)
+                        + "; the plan may be incomplete for everything else")
+    ctx = Ctx(live=live, options=options, now=now or datetime.now(UTC), desired=desired, warnings=warnings)
+    by_kind = {k: [r for r in desired if r.kind == k] for k in KIND_ORDER}
+    plan_integrations(by_kind["Integration"], ctx)
+    plan_prompts(by_kind["Prompt"], ctx)
+    plan_datasets(by_kind["Dataset"], ctx)
+    plan_evaluators(by_kind["Evaluator"], ctx)
+    plan_restrictions(by_kind["ResourceRestriction"], ctx)
+    if options.prune and not options.targets:
+        plan_prune(desired, ctx)
+    if ctx.errors:
+        raise PlanError("cannot plan:\n" + "\n".join(f"  {e}" for e in ctx.errors))
+    return Plan(
+        operations=tuple(order(ctx.ops)),
+        unverified_secrets=tuple(ctx.unverified),
+        warnings=tuple(ctx.warnings),
+        fingerprints=dict(ctx.fingerprints),
+        pins=dict(ctx.pins),
+        scope=manifests.read_scope(),
+        manifests=tuple(manifests.paths),
+        options=options,
+    )
+
+
+def order(ops: list[Operation]) -> list[Operation]:
+    """Execution order: creates and updates first (kind order, then as planned), deletes last in
+    reverse dependency order; then a stable topological pass so every op follows its depends_on."""
+    def rank(op: Operation) -> tuple[int, int]:
+        if op.action == "delete":
+            return (1, DELETE_ORDER.index(op.kind) if op.kind in DELETE_ORDER else len(DELETE_ORDER))
+        return (0, KIND_ORDER.index(op.kind) if op.kind in KIND_ORDER else len(KIND_ORDER))
+
+    staged = sorted(enumerate(ops), key=lambda iop: (rank(iop[1]), iop[0]))
+    pending = [op for _, op in staged]
+    ids = {op.id for op in pending}
+    done: set[str] = set()
+    out: list[Operation] = []
+    while pending:
+        for i, op in enumerate(pending):
+            if all(d in done or d not in ids for d in op.depends_on):
+                out.append(op)
+                done.add(op.id)
+                del pending[i]
+                break
+        else:
+            raise PlanError("dependency cycle among: " + ", ".join(op.id for op in pending))
+    return out

@@ -1,0 +1,115 @@
+"""Prompts: create with its first version in one POST; a changed version body makes one new version;
+labels move with PUT; ``description`` with PATCH; ``restricted`` with the restriction endpoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.model import DesiredResource, LivePrompt
+from reconciler.plan.changes import nested_changes
+from reconciler.plan.context import Ctx
+from reconciler.plan.model import ref
+
+#: Fields of a version's body that define it; ``commit_message`` describes a change and is not compared.
+VERSION_FIELDS = ("provider", "model", "input_variable_format", "messages", "invocation_params", "provider_params")
+
+
+def version_body(want: dict[str, Any], latest: dict[str, Any] | None) -> dict[str, Any]:
+    """The version to POST: the manifest's fields, and the live latest's for fields it leaves unmanaged."""
+    body: dict[str, Any] = {"commit_message": want.get("commit_message") or "update"}
+    for f in VERSION_FIELDS:
+        if f in want:
+            body[f] = want[f]
+        elif latest is not None and latest.get(f) is not None:
+            body[f] = latest[f]
+    return body
+
+
+def version_differs(want: dict[str, Any], latest: dict[str, Any]) -> bool:
+    return any(f in want and _norm(f, want[f]) != _norm(f, latest.get(f)) for f in VERSION_FIELDS)
+
+
+def _norm(field: str, value: Any) -> Any:
+    if field in ("invocation_params", "provider_params") and value is None:
+        return {}
+    if field == "messages" and isinstance(value, list):
+        return [{"role": m.get("role"), "content": m.get("content")} for m in value]
+    return value
+
+
+def plan_prompts(desired: list[DesiredResource], ctx: Ctx) -> None:
+    for r in desired:
+        space_id = ctx.space_id(r)
+        if space_id is None:
+            continue
+        live = ctx.live.prompts.get((space_id, r.name))
+        ctx.pin(r, ["Prompt", space_id, r.name])
+        if live is None:
+            _create(r, ctx, space_id)
+        else:
+            _update(r, ctx, live)
+
+
+def _create(r: DesiredResource, ctx: Ctx, space_id: str) -> None:
+    want = dict(r.spec.get("version") or {})
+    body: dict[str, Any] = {"space_id": space_id, "name": r.name}
+    if r.spec.get("description") is not None:
+        body["description"] = r.spec["description"]
+    body["version"] = version_body(want, None)
+    changes = [ctx.change(r, k, None, v) for k, v in body.items() if k not in ("space_id", "name")]
+    create = ctx.op(r, "create", "POST", "/v2/prompts", action="create", body=body, changes=changes)
+    ctx.creates[r.identity] = create.id
+    labels = list(want.get("labels") or [])
+    if labels:
+        ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{ref(create.id, 'version.id')}/labels",
+               action="create", body={"labels": labels}, changes=[ctx.change(r, "version.labels", None, labels)],
+               depends_on=[create.id])
+    if r.spec.get("restricted") is True:
+        ctx.op(r, "restrict", "POST", "/v2/resource-restrictions", action="create",
+               body={"resource_id": ref(create.id, "id")}, changes=[ctx.change(r, "restricted", None, True)],
+               depends_on=[create.id])
+
+
+def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
+    prompt_id = str(live.prompt["id"])
+    if "description" in r.spec and r.spec["description"] != live.prompt.get("description"):
+        ctx.op(r, "description", "PATCH", f"/v2/prompts/{prompt_id}", body={"description": r.spec["description"]},
+               changes=[ctx.change(r, "description", live.prompt.get("description"), r.spec["description"])])
+    want = dict(r.spec.get("version") or {})
+    latest = live.latest
+    labels = list(want.get("labels") or [])
+    if want and (latest is None or version_differs(want, latest)):
+        body = version_body(want, latest)
+        changes = [c for f in VERSION_FIELDS if f in want
+                   for c in nested_changes((latest or {}).get(f), want[f], f"version.{f}", _src(r, f))]
+        version = ctx.op(r, "version", "POST", f"/v2/prompts/{prompt_id}/versions", body=body, changes=changes,
+                         note="new version")
+        if labels:
+            ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{ref(version.id, 'id')}/labels",
+                   body={"labels": labels}, depends_on=[version.id],
+                   changes=[ctx.change(r, "version.labels", _labels_before(live, labels), labels)])
+    elif labels and latest is not None:
+        have = list(latest.get("labels") or [])
+        missing = [lab for lab in labels if lab not in have]
+        if missing:
+            ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{latest['id']}/labels", body={"labels": have + missing},
+                   changes=[ctx.change(r, "version.labels", _labels_before(live, labels), labels)])
+    if "restricted" in r.spec:
+        restricted = ("PROMPT", prompt_id) in ctx.live.restrictions
+        if r.spec["restricted"] is True and not restricted:
+            ctx.op(r, "restrict", "POST", "/v2/resource-restrictions", body={"resource_id": prompt_id},
+                   changes=[ctx.change(r, "restricted", False, True)])
+        elif r.spec["restricted"] is False and restricted:
+            ctx.op(r, "unrestrict", "DELETE", f"/v2/resource-restrictions/{prompt_id}",
+                   changes=[ctx.change(r, "restricted", True, False)])
+
+
+def _labels_before(live: LivePrompt, labels: list[str]) -> dict[str, str | None]:
+    latest_id = (live.latest or {}).get("id")
+    return {lab: ("latest" if live.labels.get(lab) == latest_id else live.labels.get(lab)) for lab in labels}
+
+
+def _src(r: DesiredResource, field: str) -> str | None:
+    s = r.source(f"version.{field}")
+    return str(s) if s else None
+

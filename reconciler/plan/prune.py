@@ -1,0 +1,72 @@
+"""``--prune``: delete live resources that no manifest declares, only of the kinds the manifests name
+and only in the spaces they name; refused when it would delete every live resource of a kind, unless
+``--allow-empty``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.model import DesiredResource
+from reconciler.plan.context import Ctx
+from reconciler.plan.model import Change, Operation
+
+PRUNABLE_RESTRICTIONS = ("PROJECT", "DASHBOARD")
+
+
+def plan_prune(desired: list[DesiredResource], ctx: Ctx) -> None:
+    kinds = {r.kind for r in desired}
+    declared = {r.identity for r in desired}
+    space_ids = {sid for r in desired if r.space and (sid := ctx.live.space_id(r.space))}
+    candidates: dict[str, list[tuple[str, str, str | None, str]]] = {}  # kind -> (name, path, space, address)
+
+    if "Integration" in kinds:
+        for (itype, name), obj in sorted(ctx.live.integrations.items()):
+            if ("Integration", itype, name) not in declared:
+                candidates.setdefault("Integration", []).append(
+                    (name, f"/v2/integrations/{obj['id']}", None, f"Integration/{name}"))
+    spaced: list[tuple[str, dict[tuple[str, str], Any], str, str]] = [
+        ("Evaluator", ctx.live.evaluators, "evaluator", "/v2/evaluators"),
+        ("Prompt", ctx.live.prompts, "prompt", "/v2/prompts"),
+        ("Dataset", ctx.live.datasets, "dataset", "/v2/datasets"),
+    ]
+    for kind, table, attr, collection in spaced:
+        if kind not in kinds:
+            continue
+        for (space_id, name), live in sorted(table.items()):
+            if space_id not in space_ids:
+                continue
+            space = ctx.live.space_name(space_id)
+            if (kind, space, name) in declared or (kind, space_id, name) in declared:
+                continue
+            obj = getattr(live, attr)
+            candidates.setdefault(kind, []).append(
+                (name, f"{collection}/{obj['id']}", space, f"{kind}/{space}/{name}"))
+    if "ResourceRestriction" in kinds:
+        for (rtype, rid), _ in sorted(ctx.live.restrictions.items()):
+            if rtype in PRUNABLE_RESTRICTIONS and ("ResourceRestriction", rtype, rid) not in declared:
+                candidates.setdefault("ResourceRestriction", []).append(
+                    (f"{rtype} {rid}", f"/v2/resource-restrictions/{rid}", None, f"ResourceRestriction/{rtype}/{rid}"))
+
+    for kind in ("ResourceRestriction", "Evaluator", "Prompt", "Dataset", "Integration"):
+        items = candidates.get(kind, [])
+        if not items:
+            continue
+        if not ctx.options.allow_empty and len(items) >= _live_count(ctx, kind, space_ids):
+            ctx.errors.append(f"--prune would delete every live {kind} in scope ({len(items)}); "
+                              "pass --allow-empty if that is intended")
+            continue
+        for item_name, path, item_space, address in items:
+            ctx.add(Operation(
+                id=f"{address}#prune", action="delete", kind=kind, name=item_name, space=item_space, method="DELETE",
+                path=path, changes=(Change("", item_name, None),), address=address, note="not declared (--prune)",
+            ))
+
+
+def _live_count(ctx: Ctx, kind: str, space_ids: set[str]) -> int:
+    if kind == "Integration":
+        return len(ctx.live.integrations)
+    if kind == "ResourceRestriction":
+        return sum(1 for (t, _) in ctx.live.restrictions if t in PRUNABLE_RESTRICTIONS)
+    tables: dict[str, dict[tuple[str, str], Any]] = {
+        "Evaluator": ctx.live.evaluators, "Prompt": ctx.live.prompts, "Dataset": ctx.live.datasets}
+    return sum(1 for (sid, _) in tables[kind] if sid in space_ids)

@@ -1,0 +1,133 @@
+"""Views of a Plan: text (Terraform-like), JSON (the plan file format) and Markdown (a PR comment).
+References known only after apply show as "(known after apply)"; secrets as "(sensitive)"."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from reconciler.plan.model import KNOWN_AFTER_APPLY, REF_RE, Change, Operation, Plan
+
+SYMBOLS = {"create": "+", "update": "~", "delete": "-", "replace": "-/+"}
+COLOURS = {"create": "green", "update": "yellow", "delete": "red", "replace": "magenta"}
+
+
+def _mask_refs(value: Any) -> Any:
+    if isinstance(value, str):
+        return REF_RE.sub(KNOWN_AFTER_APPLY, value)
+    if isinstance(value, dict):
+        return {k: _mask_refs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_refs(v) for v in value]
+    return value
+
+
+def _fmt(value: Any, limit: int = 160) -> str:
+    value = _mask_refs(value)
+    text = value if isinstance(value, str) and value == KNOWN_AFTER_APPLY else json.dumps(value, ensure_ascii=False,
+                                                                                         sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _groups(plan: Plan) -> Iterator[tuple[str, str, list[Operation]]]:
+    """Operations grouped by the resource they belong to, in execution order of first appearance."""
+    seen: dict[str, list[Operation]] = {}
+    for op in plan.operations:
+        seen.setdefault(op.address, []).append(op)
+    for address, ops in seen.items():
+        actions = {op.action for op in ops}
+        action = next(a for a in ("replace", "delete", "create", "update") if a in actions)
+        yield address, action, ops
+
+
+def summary_line(plan: Plan) -> str:
+    s = plan.summary()
+    text = f"Plan: {s['create']} to create, {s['update']} to update, {s['delete']} to delete"
+    if s["replace"]:
+        text += f", {s['replace']} to replace"
+    return text + "."
+
+
+def _change_line(c: Change) -> str:
+    src = f"   # {c.source}" if c.source else ""
+    path = c.path or "(resource)"
+    if c.before is None:
+        return f"{path} = {_fmt(c.after)}{src}"
+    if c.after is None:
+        return f"{path} = {_fmt(c.before)} -> null{src}"
+    return f"{path}: {_fmt(c.before)} -> {_fmt(c.after)}{src}"
+
+
+def render_text(plan: Plan, colour: bool = False) -> str:
+    def paint(text: str, action: str) -> str:
+        if not colour:
+            return text
+        codes = {"green": "32", "yellow": "33", "red": "31", "magenta": "35"}
+        return f"\x1b[{codes[COLOURS[action]]}m{text}\x1b[0m"
+
+    lines: list[str] = []
+    if plan.empty:
+        lines.append("No changes. Live state matches the manifests.")
+    for address, action, ops in _groups(plan):
+        lines.append(paint(f"{SYMBOLS[action]} {address}", action))
+        for op in ops:
+            note = f"  ({op.note})" if op.note else ""
+            lines.append(f"    {op.method} {_mask_refs(op.path)}{note}")
+            for c in op.changes:
+                lines.append(f"      {_change_line(c)}")
+        lines.append("")
+    for w in plan.warnings:
+        lines.append(f"Warning: {w}")
+    if plan.unverified_secrets:
+        lines.append("Secrets that exist live but cannot be compared (write-only; use --rotate-secrets to send them):")
+        lines.extend(f"  {s}" for s in plan.unverified_secrets)
+    lines.append(summary_line(plan))
+    return "\n".join(lines) + "\n"
+
+
+def render_json(plan: Plan) -> str:
+    return plan.dumps()
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(plan: Plan) -> str:
+    s = plan.summary()
+    lines = ["### reconciler plan", "", "| create | update | delete | replace |", "|---:|---:|---:|---:|",
+             f"| {s['create']} | {s['update']} | {s['delete']} | {s['replace']} |", ""]
+    if plan.empty:
+        lines.append("No changes. Live state matches the manifests.")
+    for address, action, ops in _groups(plan):
+        lines.append(f"<details><summary><code>{SYMBOLS[action]} {address}</code> ({action}, "
+                     f"{len(ops)} call{'s' if len(ops) != 1 else ''})</summary>")
+        lines.append("")
+        lines.append("| call | field | before | after | source |")
+        lines.append("|---|---|---|---|---|")
+        for op in ops:
+            call = f"`{op.method} {_mask_refs(op.path)}`"
+            if not op.changes:
+                lines.append(f"| {call} | | | | |")
+            for c in op.changes:
+                lines.append(f"| {call} | `{_md_escape(c.path or '(resource)')}` | `{_md_escape(_fmt(c.before, 80))}` | "
+                             f"`{_md_escape(_fmt(c.after, 80))}` | {c.source or ''} |")
+        lines.extend(["", "</details>", ""])
+    for w in plan.warnings:
+        lines.append(f"> **Warning:** {w}")
+    if plan.unverified_secrets:
+        lines.append("")
+        lines.append("**Secrets not verifiable** (write-only; `--rotate-secrets` sends them):")
+        lines.extend(f"- `{x}`" for x in plan.unverified_secrets)
+    lines.append("")
+    lines.append(f"**{summary_line(plan)}**")
+    return "\n".join(lines) + "\n"
+
+
+def render(plan: Plan, fmt: str, colour: bool = False) -> str:
+    if fmt == "json":
+        return render_json(plan)
+    if fmt == "markdown":
+        return render_markdown(plan)
+    return render_text(plan, colour)
