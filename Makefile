@@ -19,11 +19,18 @@ lint: install
 test: install lint
 	$(VENV)/bin/pytest -n 2 tests
 
+# The demo's secrets: the manifests reference them by name; the emulator accepts any value.
+DEMO_ENV := VENDOR_A_KEY=demo-vendor-a-key AGENT_TOKEN=demo-agent-token
+
 demo: install
 	rm -rf .demo && mkdir -p .demo
-	$(VENV)/bin/reconciler plan manifests --emulator .demo/state.db
-	$(VENV)/bin/reconciler apply manifests --emulator .demo/state.db --auto-approve
-	$(VENV)/bin/reconciler plan manifests --emulator .demo/state.db --detailed-exitcode && echo "Converged: the second plan is empty."
+	@echo "== 1. plan against an empty emulator (.demo/state.db)"
+	$(DEMO_ENV) $(VENV)/bin/reconciler plan manifests --emulator .demo/state.db
+	@echo "== 2. apply"
+	$(DEMO_ENV) $(VENV)/bin/reconciler apply manifests --emulator .demo/state.db --auto-approve
+	@echo "== 3. plan again: it must be empty"
+	$(DEMO_ENV) $(VENV)/bin/reconciler plan manifests --emulator .demo/state.db --detailed-exitcode
+	@echo "Converged: the second plan is empty."
 
 bench: install
 	$(PY) -m benchmarks.run --scale small

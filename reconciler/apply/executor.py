@@ -19,7 +19,7 @@ from reconciler.apply.recover import recover_for
 from reconciler.apply.resolve import request_for
 from reconciler.client.http import ApiClient
 from reconciler.errors import ProblemError, ReconcilerError
-from reconciler.plan.model import Operation, Plan
+from reconciler.plan.model import KNOWN_AFTER_APPLY, REF_RE, Operation, Plan
 from reconciler.plan.planner import DELETE_ORDER
 
 APPLIED, FAILED, SKIPPED = "applied", "failed", "skipped"
@@ -55,7 +55,8 @@ class ApplyReport:
 
 
 def describe(op: Operation) -> str:
-    return f"{op.address} {op.method} {op.path}" + (f" ({op.note})" if op.note else "")
+    path = REF_RE.sub(KNOWN_AFTER_APPLY, op.path)
+    return f"{op.address} {op.method} {path}" + (f" ({op.note})" if op.note else "")
 
 
 def _phase(op: Operation) -> int:

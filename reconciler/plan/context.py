@@ -93,6 +93,21 @@ class Ctx:
             secrets=secrets or {}, address=r.address, note=note,
         ))
 
+    def created(self, r: DesiredResource, fields: dict[str, Any]) -> list[Change]:
+        """Changes of a create: one per leaf of the new object (nested mappings flattened, so a plan
+        shows ``config.endpoint`` rather than one long JSON blob), secrets masked."""
+        out: list[Change] = []
+
+        def walk(value: Any, path: str) -> None:
+            if isinstance(value, dict) and value and not isinstance(value, SecretRef):
+                for k, v in value.items():
+                    walk(v, f"{path}.{k}" if path else str(k))
+            else:
+                out.append(self.change(r, path, None, shown(value)))
+
+        walk(fields, "")
+        return out
+
     def change(self, r: DesiredResource, path: str, before: Any, after: Any) -> Change:
         src = r.source(path)
         return Change(path, before, after, str(src) if src else None)

@@ -54,7 +54,7 @@ def create_body(r: DesiredResource, secrets: dict[str, str]) -> dict[str, Any]:
 def _create(r: DesiredResource, ctx: Ctx, action: str = "create", depends: tuple[str, ...] = ()) -> Operation:
     secrets: dict[str, str] = {}
     body = create_body(r, secrets)
-    changes = [ctx.change(r, k, None, shown(v)) for k, v in body.items() if k not in ("type", "name")]
+    changes = ctx.created(r, {k: v for k, v in r.spec.items() if k != "type"})
     op = Operation(
         id=op_id(r, "create"), action=action, kind=r.kind, name=r.name, method="POST", path=COLLECTION,
         body=body, changes=tuple(changes), depends_on=depends, secrets=secrets, address=r.address,

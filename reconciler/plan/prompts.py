@@ -56,7 +56,7 @@ def _create(r: DesiredResource, ctx: Ctx, space_id: str) -> None:
     if r.spec.get("description") is not None:
         body["description"] = r.spec["description"]
     body["version"] = version_body(want, None)
-    changes = [ctx.change(r, k, None, v) for k, v in body.items() if k not in ("space_id", "name")]
+    changes = ctx.created(r, {k: v for k, v in body.items() if k not in ("space_id", "name")})
     create = ctx.op(r, "create", "POST", "/v2/prompts", action="create", body=body, changes=changes)
     ctx.creates[r.identity] = create.id
     labels = list(want.get("labels") or [])

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt
+from reconciler.plan.model import PlanOptions
+from reconciler.plan.planner import make_plan
+from reconciler.plan.render import render_text
+from tests.plan.helpers import RESEARCH, key, live_llm, llm, manifests, res, state
+
+VERSION = {"commit_message": "v1", "provider": "VENDOR_A", "model": "m",
+           "messages": [{"role": "user", "content": "{q}"}]}
+LIVE_VERSION = {"id": "UHY6MQ", "prompt_id": "UHI6MQ", "commit_hash": "abc", "commit_message": "v1",
+                "provider": "VENDOR_A", "model": "m", "input_variable_format": "f_string",
+                "messages": [{"role": "user", "content": "{q}"}], "invocation_params": {}, "provider_params": {},
+                "labels": ["production"]}
+
+
+def live_prompt(**version: object) -> LivePrompt:
+    latest = {**LIVE_VERSION, **version}
+    return LivePrompt(prompt={"id": "UHI6MQ", "name": "p", "description": "d", "space_id": RESEARCH},
+                      latest=latest, labels={lab: latest["id"] for lab in latest["labels"]})
+
+
+def test_new_prompt_is_one_create_then_labels_and_restriction_after_it() -> None:
+    p = res("Prompt", "p", "research", restricted=True, version={**VERSION, "labels": ["production"]})
+    plan = make_plan(manifests(p), state())
+    assert [op.method for op in plan.operations] == ["POST", "PUT", "POST"]
+    create, labels, restrict = plan.operations
+    assert create.body["version"]["messages"] == VERSION["messages"] and "labels" not in create.body["version"]
+    assert labels.depends_on == (create.id,) and "(known after apply)" in render_text(plan)
+    assert restrict.body == {"resource_id": "${" + create.id + ":id}"}
+
+
+def test_prompt_in_sync_plans_nothing() -> None:
+    p = res("Prompt", "p", "research", description="d", version={**VERSION, "labels": ["production"]})
+    live = state()
+    live.prompts[(RESEARCH, "p")] = live_prompt()
+    assert make_plan(manifests(p), live).empty
+
+
+def test_changed_messages_make_one_new_version_and_move_the_labels() -> None:
+    p = res("Prompt", "p", "research",
+            version={**VERSION, "messages": [{"role": "user", "content": "{q}!"}], "labels": ["production"]})
+    live = state()
+    live.prompts[(RESEARCH, "p")] = live_prompt()
+    plan = make_plan(manifests(p), live)
+    assert [(op.method, op.path) for op in plan.operations] == [
+        ("POST", "/v2/prompts/UHI6MQ/versions"),
+        ("PUT", "/v2/prompt-versions/${Prompt/research/p#version:id}/labels")]
+    assert plan.operations[0].body["input_variable_format"] == "f_string"  # unmanaged field kept from live
+
+
+def test_label_missing_on_latest_is_added_keeping_existing_labels() -> None:
+    p = res("Prompt", "p", "research", version={**VERSION, "labels": ["staging"]})
+    live = state()
+    live.prompts[(RESEARCH, "p")] = live_prompt()
+    (op,) = make_plan(manifests(p), live).operations
+    assert (op.method, op.body) == ("PUT", {"labels": ["production", "staging"]})
+
+
+def examples_live(*rows: dict[str, object]) -> list[dict[str, object]]:
+    return [{"id": f"RXg6{i}", "created_at": "t", "updated_at": "t", **row} for i, row in enumerate(rows)]
+
+
+def test_dataset_changes_are_one_versioned_update_one_append_one_delete() -> None:
+    live = state()
+    live.datasets[(RESEARCH, "d")] = LiveDataset(
+        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH},
+        examples=examples_live({"k": "1", "q": "a"}, {"k": "2", "q": "b"}, {"k": "3", "q": "c"}))
+    want = [{"k": "1", "q": "a"}, {"k": "2", "q": "B"}, {"k": "4", "q": "d"}]
+    plan = make_plan(manifests(res("Dataset", "d", "research", key="k", examples=want)), live,
+                     PlanOptions(version_name="v2"))
+    assert [(op.method, op.body) for op in plan.operations] == [
+        ("PATCH", {"examples": [{"id": "RXg61", "k": "2", "q": "B"}], "new_version": "v2"}),
+        ("POST", {"examples": [{"k": "4", "q": "d"}]}),
+        ("DELETE", {"dataset_version_id": "${Dataset/research/d#examples-version:dataset_version_id}",
+                    "example_ids": ["RXg62"]}),
+    ]
+
+
+def test_dataset_without_key_matches_by_content_and_ignores_order() -> None:
+    live = state()
+    live.datasets[(RESEARCH, "d")] = LiveDataset(
+        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH},
+        examples=examples_live({"q": "b"}, {"q": "a"}))
+    assert make_plan(manifests(res("Dataset", "d", "research", examples=[{"q": "a"}, {"q": "b"}])), live).empty
+
+
+def test_retention_deletes_old_experiments_beyond_keep_last() -> None:
+    live = state()
+    exps = [{"id": f"E{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"} for i in range(1, 6)]
+    live.datasets[(RESEARCH, "d")] = LiveDataset(
+        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}, examples=[], experiments=exps)
+    d = res("Dataset", "d", "research", experiment_retention={"keep_last": 2, "older_than_days": 60})
+    plan = make_plan(manifests(d), live, now=datetime(2026, 5, 15, tzinfo=UTC))
+    # newest two (E5, E4) kept; E3 (March) older than 60 days -> deleted, as are E2 and E1.
+    assert [op.path for op in plan.operations] == ["/v2/experiments/E3", "/v2/experiments/E2", "/v2/experiments/E1"]
+    assert plan.summary()["delete"] == 1  # counted per resource: the dataset's retention
+
+
+def test_evaluator_after_the_integration_it_names_with_a_reference() -> None:
+    tc = {"name": "f", "template": "t", "llm_config": {"integration": "a", "model_name": "m"}}
+    plan = make_plan(manifests(res("Evaluator", "ev", "research", commit_message="c", template_config=tc),
+                               llm("a", api_key=key())), state())
+    assert [op.kind for op in plan.operations] == ["Integration", "Evaluator"]
+    ev = plan.operations[1]
+    assert ev.body["version"]["template_config"]["llm_config"]["ai_integration_id"] == "${Integration/LLM/a#create:id}"
+    assert ev.depends_on == (plan.operations[0].id,)
+
+
+def test_evaluator_in_sync_with_a_live_integration_plans_nothing() -> None:
+    tc = {"name": "f", "template": "t", "llm_config": {"integration": "a", "model_name": "m"}}
+    live = state(live_llm("a", id="SW50OjE", is_function_calling_enabled=True, has_api_key=True))
+    live.evaluators[(RESEARCH, "ev")] = LiveEvaluator(
+        evaluator={"id": "RXY6MQ", "name": "ev", "description": None},
+        latest={"id": "RVY6MQ", "template_config": {
+            "name": "f", "template": "t", "include_explanations": True,
+            "llm_config": {"ai_integration_id": "SW50OjE", "model_name": "m", "invocation_parameters": {}}}})
+    assert make_plan(manifests(res("Evaluator", "ev", "research", commit_message="c", template_config=tc)),
+                     live).empty
+
+
+def test_prune_deletes_undeclared_last_and_refuses_to_empty_a_kind() -> None:
+    live = state(live_llm("a", id="A", is_function_calling_enabled=True, has_api_key=True),
+                 live_llm("b", id="B", is_function_calling_enabled=True, has_api_key=True))
+    desired = manifests(llm("a", api_key=key()), llm("c", api_key=key()))
+    plan = make_plan(desired, live, PlanOptions(prune=True))
+    assert [(op.action, op.path) for op in plan.operations] == [
+        ("create", "/v2/integrations"), ("delete", "/v2/integrations/B")]
+    import pytest
+
+    from reconciler.errors import PlanError
+
+    with pytest.raises(PlanError, match="--allow-empty"):
+        make_plan(manifests(llm("c", api_key=key())), live, PlanOptions(prune=True))
+    assert len(make_plan(manifests(llm("c", api_key=key())), live,
+                         PlanOptions(prune=True, allow_empty=True)).operations) == 3
