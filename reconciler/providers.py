@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class FieldKind(str, Enum):
+class FieldKind(StrEnum):
     BOOL = "bool"
     STRING = "string"
     STRING_LIST = "string_list"

@@ -26,6 +26,7 @@ PROBLEM_TITLES: Mapping[int, tuple[str, str]] = {
     401: ("Authentication required", "authentication-required"),
     403: ("Access forbidden", "access-forbidden"),
     404: ("Resource not found", "resource-not-found"),
+    405: ("Method not allowed", "method-not-allowed"),
     409: ("Resource conflict", "resource-conflict"),
     422: ("Unprocessable Entity", "unprocessable-entity"),
     429: ("Rate limit exceeded", "rate-limit-exceeded"),
@@ -409,7 +410,17 @@ class Emulator:
         return self.store.get("space", space_id)
 
     def principal(self, request: Request) -> Principal:
-        return authenticate(request, self.settings)
+        """The caller; the app has already authenticated it (401 before any handler runs)."""
+        cached = request.scope.get("state", {}).get("principal")
+        return cached if isinstance(cached, Principal) else authenticate(request, self.settings)
+
+    def user_id(self, principal: Principal) -> str:
+        """The stable user id behind an API key (for ``created_by_user_id``): admin is user 1,
+        the reader user 2, space keys follow in key order. Derived, so it survives restarts."""
+        keys = [self.settings.admin_key, self.settings.reader_key, *sorted(self.settings.space_keys)]
+        n = keys.index(principal.key) + 1 if principal.key in keys else len(keys) + 1
+        suffix = hashlib.sha1(f"User:{n}".encode()).hexdigest()[:6]
+        return base64.b64encode(f"User:{n}:{suffix}".encode()).decode().rstrip("=")
 
     def problem(self, exc: Problem) -> Response:
         return problem_response(exc, self.settings.errors_url)

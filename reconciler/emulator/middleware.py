@@ -9,7 +9,10 @@ Every request passes three stages, in this order:
    route matches). A request is counted on arrival, so one later answered 429 or hit by a fault is
    counted too. ``GET /_emulator/stats`` returns ``{"requests": {...}}`` and
    ``POST /_emulator/reset-stats`` clears the counts (204); these two are not counted, not rate
-   limited, not faulted and need no key.
+   limited, not faulted and need no key. ``POST /_emulator/faults`` with
+   ``{"route": "POST /v2/prompts", "status": 500, "times": 1}`` makes the next ``times`` requests of
+   that route (the stats key) fail with that status without being processed (a targeted fault for
+   end-to-end tests); ``DELETE /_emulator/faults`` clears them.
 2. **Rate limit** (``settings.rate_limit`` requests per second; ``None`` turns it off). One token
    bucket per bearer key (requests without one share a bucket per client address). The bucket
    holds ``max(1, rate)`` tokens, starts full and refills continuously. A request that finds it
@@ -48,6 +51,7 @@ from reconciler.emulator.core import Emulator, Problem, problem_response
 
 STATS_PATH = "/_emulator/stats"
 RESET_STATS_PATH = "/_emulator/reset-stats"
+TARGETED_FAULTS_PATH = "/_emulator/faults"
 OPENAPI_PATH = "/v2/openapi.json"
 NO_FAULTS_HEADER = "x-emulator-no-faults"
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -329,6 +333,8 @@ class EmulatorMiddleware:
         spec = FaultSpec.parse(emu.settings.faults)
         self.faults = FaultInjector(spec) if spec.active else None
         self.routes = find_routes(app)
+        self.targeted: dict[str, list[int]] = {}  # route key -> [status, remaining]
+        self.targeted_lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -339,8 +345,17 @@ class EmulatorMiddleware:
         if path in (STATS_PATH, RESET_STATS_PATH):
             await self._own_endpoint(path, method)(scope, receive, send)
             return
+        if path == TARGETED_FAULTS_PATH:
+            await self._targeted_endpoint(method, receive)(scope, receive, send)
+            return
 
-        self.stats.count(f"{method} {route_template(self.routes, scope) or path}")
+        route_key = f"{method} {route_template(self.routes, scope) or path}"
+        self.stats.count(route_key)
+        targeted = self._take_targeted(route_key)
+        if targeted is not None:
+            await self._problem(Problem(targeted, "injected fault (targeted): the request was not processed"))(
+                scope, receive, send)
+            return
 
         if self.limiter is not None and path != OPENAPI_PATH:
             retry_after = self.limiter.acquire(rate_limit_key(scope))
@@ -380,6 +395,46 @@ class EmulatorMiddleware:
             return Response(status_code=204)
         allow = "GET, HEAD" if path == STATS_PATH else "POST"
         return self._problem(Problem(405, f"{path} allows {allow}", headers={"Allow": allow}))
+
+    def _take_targeted(self, route_key: str) -> int | None:
+        with self.targeted_lock:
+            entry = self.targeted.get(route_key)
+            if entry is None or entry[1] <= 0:
+                return None
+            entry[1] -= 1
+            return entry[0]
+
+    async def _read_body(self, receive: Receive) -> bytes:
+        body = b""
+        while True:
+            message = await receive()
+            body += bytes(message.get("body", b""))
+            if not message.get("more_body"):
+                return body
+
+    def _targeted_endpoint(self, method: str, receive: Receive) -> ASGIApp:
+        async def app(scope: Scope, _receive: Receive, send: Send) -> None:
+            if method == "DELETE":
+                with self.targeted_lock:
+                    self.targeted.clear()
+                await Response(status_code=204)(scope, receive, send)
+                return
+            if method != "POST":
+                await self._problem(Problem(405, f"{TARGETED_FAULTS_PATH} allows POST, DELETE",
+                                            headers={"Allow": "POST, DELETE"}))(scope, receive, send)
+                return
+            try:
+                spec = json.loads(await self._read_body(receive))
+                route, status, times = str(spec["route"]), int(spec.get("status", 500)), int(spec.get("times", 1))
+            except (ValueError, KeyError, TypeError):
+                await self._problem(Problem(400, 'expected {"route": "METHOD /v2/...", "status": 500, "times": 1}'))(
+                    scope, receive, send)
+                return
+            with self.targeted_lock:
+                self.targeted[route] = [status, times]
+            await Response(status_code=204)(scope, receive, send)
+
+        return app
 
     def _problem(self, problem: Problem) -> Response:
         return problem_response(problem, self.emu.settings.errors_url)

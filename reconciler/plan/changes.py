@@ -31,7 +31,7 @@ def nested_changes(before: Any, after: Any, base: str, source: str | None = None
         return []
     if not isinstance(before, dict | list) or not isinstance(after, dict | list) or type(before) is not type(after):
         return [Change(base, before, after, source)]
-    diff = DeepDiff(before, after, verbose_level=2, view="tree")
+    diff = DeepDiff(before, after, verbose_level=2, view="tree", threshold_to_diff_deeper=0)
     out: list[Change] = []
     for levels in diff.values():
         for level in levels:

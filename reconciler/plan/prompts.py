@@ -104,9 +104,10 @@ def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
                    changes=[ctx.change(r, "restricted", True, False)])
 
 
-def _labels_before(live: LivePrompt, labels: list[str]) -> dict[str, str | None]:
-    latest_id = (live.latest or {}).get("id")
-    return {lab: ("latest" if live.labels.get(lab) == latest_id else live.labels.get(lab)) for lab in labels}
+def _labels_before(live: LivePrompt, labels: list[str]) -> list[str]:
+    """The desired labels the latest version already carries (the rest are elsewhere or nowhere)."""
+    on_latest = set((live.latest or {}).get("labels") or [])
+    return [lab for lab in labels if lab in on_latest]
 
 
 def _src(r: DesiredResource, field: str) -> str | None:

@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from reconciler.apply.resolve import request_for
 from reconciler.emulator.app import create_app
 from reconciler.emulator.core import Emulator, EmulatorSettings
 from reconciler.model import DesiredResource, LiveState, ManifestSet, SecretRef
 from reconciler.plan.context import parse_secret_spec
-from reconciler.plan.planner import make_plan
 from reconciler.plan.model import PlanOptions
-from reconciler.apply.resolve import request_for
+from reconciler.plan.planner import make_plan
 from reconciler.providers import AUTH_MODES, PROVIDERS, FieldKind, has_model_source
 
 URLS = ["https://a.example/v1", "https://b.example/v2", "https://c.example"]
@@ -134,7 +134,7 @@ def test_planned_patch_is_valid_and_minimal(client: TestClient, provider: str, d
     for op in plan.operations:
         assert op.method == "PATCH"
         sent = op.body.get("config", {})
-        for key, value in sent.items():  # minimal: nothing already equal live is sent
+        for key in sent:  # minimal: nothing already equal live is sent
             f = PROVIDERS[provider].fields[key]
             if f.kind is FieldKind.AUTH:
                 continue  # auth is sent whole when any part differs

@@ -1,0 +1,563 @@
+"""The reconciler's one way to the service: an ``ApiClient`` over an injected ``httpx.Client``.
+
+What it guarantees, whatever the transport (``MockTransport`` in unit tests, the emulator app
+in-process, a real socket):
+
+- **Errors are ours.** A non-2xx answer becomes ``ProblemError`` (status, title, detail, type,
+  method and path; never headers, never the key); a transport failure becomes ``TransportError``
+  once retries are spent. No httpx exception escapes.
+- **429** waits ``Retry-After`` (capped at ``max_retry_after``; a capped wait is reported), then
+  retries, for every method: a throttled request was not processed. The wait is shared: every
+  thread of this client pauses until it has passed, so parallel workers slow down together instead
+  of each hitting the limit again.
+- **5xx and connection failures** are retried with exponential backoff and equal jitter
+  (``d = min(MAX_BACKOFF, backoff_base * 2**(n-1))``, wait ``d/2 + uniform(0, d/2)``) for GET,
+  PUT, PATCH and DELETE, at most ``max_retries`` times.
+- **POST is never retried blindly.** A failure that proves the request never left (connect error,
+  connect or pool timeout) is retried like any other. After an *ambiguous* failure (5xx, reset,
+  read/write timeout: the create may have happened) the caller's ``recover()`` is asked (it
+  re-reads by name); an object means the create took effect and is returned; ``None`` means it
+  did not, and only then is the POST sent again. Without ``recover`` the failure is an
+  ``AmbiguousWriteError``. A 409 on a POST re-sent after an ambiguous failure consults
+  ``recover()`` once more (the first attempt may have landed in between).
+- **DELETE** after an ambiguous failure treats a 404 on the retry as success (the first attempt
+  did it); ``missing_ok=True`` treats any 404 as success.
+- **Read-only** clients (``drift``) refuse every method but GET before anything is sent.
+- **Bounded concurrency**: at most ``parallelism`` requests are in flight at once (a semaphore
+  around the exchange, so nested ``map`` calls cannot oversubscribe the connection pool).
+- **Timeouts** on every request (``DEFAULT_TIMEOUT``), and a ``User-Agent`` naming reconciler.
+
+``stats`` counts *requests* (one per call, whatever its retries: what the caller asked for),
+*attempts* (what was sent), retries, 429s and the seconds spent waiting.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from reconciler import __version__
+from reconciler.client.settings import HOW_TO_CONFIGURE, Endpoint
+from reconciler.errors import (
+    AmbiguousWriteError,
+    ApiError,
+    ConfigError,
+    PaginationError,
+    ProblemError,
+    ReadOnlyError,
+    TransportError,
+)
+
+USER_AGENT = f"reconciler/{__version__} (+python-httpx)"
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+#: The longest single backoff between retries of a 5xx or connection failure.
+MAX_BACKOFF = 30.0
+#: How many 429s one request may meet before giving up (separate from ``max_retries``: being
+#: throttled is the service working as designed, and each wait is bounded by the cap).
+MAX_THROTTLED = 30
+#: The base URL requests carry when served in-process (never resolved: no socket is opened).
+EMULATOR_BASE_URL = "http://emulator.invalid"
+
+_IDEMPOTENT = frozenset({"GET", "PUT", "PATCH", "DELETE"})
+#: Failures that prove the request was never sent: safe to retry for every method.
+_NOT_SENT: tuple[type[Exception], ...] = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+#: Failures after which the request may have reached the service: retried for idempotent methods,
+#: ambiguous for POST.
+_MAYBE_SENT: tuple[type[Exception], ...] = (
+    httpx.ReadTimeout,
+    httpx.WriteTimeout,
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.RemoteProtocolError,
+    httpx.CloseError,
+)
+#: Every exception httpx can raise from sending a request (not all are ``httpx.HTTPError``).
+_HTTPX_ERRORS: tuple[type[Exception], ...] = (
+    httpx.HTTPError,
+    httpx.InvalidURL,
+    httpx.CookieConflict,
+    httpx.StreamError,
+)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def path_segment(value: str) -> str:
+    """An id made safe for a URL path segment (ids are opaque: escape, never parse)."""
+    return quote(value, safe="")
+
+
+@dataclass(frozen=True)
+class StatsSnapshot:
+    requests: Mapping[str, int]  # calls by method (retries not included)
+    attempts: int  # exchanges sent, retries included
+    retries: int
+    throttled: int  # 429 answers met
+    wait_seconds: float  # time spent waiting (Retry-After, backoff)
+
+    @property
+    def total_requests(self) -> int:
+        return sum(self.requests.values())
+
+
+@dataclass
+class ClientStats:
+    """Thread-safe counters of one client (see the module docstring for what counts as what)."""
+
+    requests: Counter[str] = field(default_factory=Counter)
+    attempts: int = 0
+    retries: int = 0
+    throttled: int = 0
+    wait_seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def count_request(self, method: str) -> None:
+        with self._lock:
+            self.requests[method] += 1
+
+    def count_attempt(self) -> None:
+        with self._lock:
+            self.attempts += 1
+
+    def count_retry(self) -> None:
+        with self._lock:
+            self.retries += 1
+
+    def count_throttled(self) -> None:
+        with self._lock:
+            self.throttled += 1
+
+    def add_wait(self, seconds: float) -> None:
+        with self._lock:
+            self.wait_seconds += seconds
+
+    def snapshot(self) -> StatsSnapshot:
+        with self._lock:
+            return StatsSnapshot(dict(self.requests), self.attempts, self.retries, self.throttled,
+                                 self.wait_seconds)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A failed exchange that may be retried: an error answer or a transport exception."""
+
+    message: str
+    maybe_sent: bool  # the service may have acted on it
+    response: httpx.Response | None = None  # for 5xx
+
+
+class ApiClient:
+    """See the module docstring. The injected ``http`` client carries the base URL and the
+    ``Authorization`` header (``open_client`` builds one); this class never logs headers."""
+
+    def __init__(
+        self,
+        http: httpx.Client,
+        *,
+        read_only: bool = False,
+        parallelism: int = 8,
+        max_retries: int = 6,
+        max_retry_after: float = 60.0,
+        backoff_base: float = 0.2,
+        on_event: Callable[[str], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+    ) -> None:
+        if parallelism < 1:
+            raise ValueError("parallelism must be at least 1")
+        self.http = http
+        self.read_only = read_only
+        self.parallelism = parallelism
+        self.max_retries = max_retries
+        self.max_retry_after = max_retry_after
+        self.backoff_base = backoff_base
+        self.timeout = timeout
+        self.stats = ClientStats()
+        self._on_event = on_event
+        self._sleep = sleep
+        self._rng = rng if rng is not None else random.Random()
+        self._rng_lock = threading.Lock()
+        self._clock = clock
+        self._in_flight = threading.BoundedSemaphore(parallelism)
+        self._gate_lock = threading.Lock()
+        self._resume_at = float("-inf")
+        self._secrets = _secrets_of(http)
+
+    def __repr__(self) -> str:
+        return f"ApiClient(base_url={str(self.http.base_url)!r}, read_only={self.read_only})"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> ApiClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ verbs
+
+    def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        return self._call("GET", path, params=params)
+
+    def post(self, path: str, body: Any, *, recover: Callable[[], Any | None] | None = None) -> Any:
+        return self._call("POST", path, body=body, recover=recover)
+
+    def patch(self, path: str, body: Any) -> Any:
+        return self._call("PATCH", path, body=body)
+
+    def put(self, path: str, body: Any) -> Any:
+        return self._call("PUT", path, body=body)
+
+    def delete(self, path: str, body: Any = None, *, missing_ok: bool = False) -> Any:
+        """DELETE (with an optional JSON body: dataset examples need one). Returns the decoded
+        body, or None for 204 and for a 404 that counts as success (see the module docstring)."""
+        return self._call("DELETE", path, body=body, missing_ok=missing_ok)
+
+    # ------------------------------------------------------------------ lists
+
+    def paginate(
+        self, path: str, key: str, params: Mapping[str, Any] | None = None, *, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Every item of a cursor-paginated list. Follows ``pagination.next_cursor`` while
+        ``has_more`` is true, including across empty pages (authorization filtering may empty a
+        page); a repeated or missing cursor while ``has_more`` is true is a ``PaginationError``."""
+        items: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        while True:
+            query: dict[str, Any] = {**(params or {}), "limit": limit}
+            if cursor is not None:
+                query["cursor"] = cursor
+            page = self.get(path, query)
+            if not isinstance(page, dict) or not isinstance(page.get(key), list):
+                raise PaginationError(f"the answer has no list {key!r}", method="GET", path=path)
+            items.extend(page[key])
+            pagination = page.get("pagination")
+            if not isinstance(pagination, dict) or not pagination.get("has_more"):
+                return items
+            cursor = pagination.get("next_cursor")
+            if not isinstance(cursor, str) or not cursor:
+                raise PaginationError("has_more is true but next_cursor is missing", method="GET", path=path)
+            if cursor in seen:
+                raise PaginationError(
+                    f"the list repeated a cursor after {len(seen) + 1} pages; stopping instead of looping",
+                    method="GET", path=path,
+                )
+            seen.add(cursor)
+
+    def find_by_name(
+        self, list_path: str, key: str, name: str, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """The item named exactly ``name``: the service's ``name`` filter is a case-insensitive
+        substring match, so every page of its answer is checked on the client."""
+        for item in self.paginate(list_path, key, {**(params or {}), "name": name}):
+            if item.get("name") == name:
+                return item
+        return None
+
+    # ------------------------------------------------------------------ parallelism
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """``[fn(x) for x in items]`` on up to ``parallelism`` threads, results in item order.
+
+        On the first failure, items not yet started are cancelled, the ones running are allowed to
+        finish (a write is never abandoned half way), and then the exception of the earliest
+        failed item (in item order) is raised. With ``parallelism=1`` it runs inline.
+        """
+        work = list(items)
+        if self.parallelism == 1 or len(work) <= 1:
+            return [fn(x) for x in work]
+        with ThreadPoolExecutor(max_workers=min(self.parallelism, len(work)),
+                                thread_name_prefix="reconciler") as pool:
+            futures: list[Future[R]] = [pool.submit(fn, x) for x in work]
+            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            if any(f.exception() is not None for f in done):
+                for f in pending:
+                    f.cancel()
+        for f in futures:
+            error = None if f.cancelled() else f.exception()
+            if error is not None:
+                raise error
+        return [f.result() for f in futures]
+
+    # ------------------------------------------------------------------ the retry policy
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: Any = None,
+        recover: Callable[[], Any | None] | None = None,
+        missing_ok: bool = False,
+    ) -> Any:
+        if self.read_only and method != "GET":
+            raise ReadOnlyError("refused: this client is read-only (drift never writes)", method=method, path=path)
+        self.stats.count_request(method)
+        failures = 0
+        throttled = 0
+        ambiguous = False  # an earlier attempt may have taken effect
+        while True:
+            self._wait_for_gate()
+            outcome = self._exchange(method, path, params, body)
+            if isinstance(outcome, httpx.Response):
+                status = outcome.status_code
+                if 200 <= status < 300:
+                    return self._decode(outcome, method, path)
+                if status == 429:
+                    throttled += 1
+                    if throttled > MAX_THROTTLED:
+                        raise self._problem(outcome, method, path)
+                    self._throttle(outcome, method, path)
+                    self.stats.count_retry()
+                    continue
+                if status == 404 and method == "DELETE" and (missing_ok or ambiguous):
+                    return None
+                if status == 409 and method == "POST" and ambiguous and recover is not None:
+                    found = self._recover(recover, method, path)
+                    if found is not None:
+                        return found
+                if status < 500:
+                    raise self._problem(outcome, method, path)
+                failure = _Failure(_status_line(outcome), maybe_sent=True, response=outcome)
+            else:
+                failure = outcome
+            failures += 1
+            if method == "POST" and failure.maybe_sent:
+                if recover is None:
+                    raise AmbiguousWriteError(
+                        f"{self._redact(failure.message)}; the create may or may not have taken effect "
+                        "(re-run plan to see)", method=method, path=path)
+                if failures <= self.max_retries:
+                    self._backoff(failures, failure, method, path)
+                found = self._recover(recover, method, path)
+                if found is not None:
+                    self._event(f"{method} {path}: the earlier attempt had taken effect; not sending it again")
+                    return found
+                if failures > self.max_retries:
+                    self._exhausted(failure, method, path, failures)
+            else:
+                if failures > self.max_retries:
+                    self._exhausted(failure, method, path, failures)
+                self._backoff(failures, failure, method, path)
+            ambiguous = ambiguous or failure.maybe_sent
+            self.stats.count_retry()
+
+    def _exchange(
+        self, method: str, path: str, params: Mapping[str, Any] | None, body: Any
+    ) -> httpx.Response | _Failure:
+        """One request on the wire; httpx exceptions become a ``_Failure`` (retryable) or a
+        ``TransportError`` (not retryable) here and nowhere else."""
+        kwargs: dict[str, Any] = {"headers": {"User-Agent": USER_AGENT}, "timeout": self.timeout}
+        if params:
+            kwargs["params"] = {k: v for k, v in params.items() if v is not None}
+        if body is not None:
+            kwargs["json"] = body
+        self.stats.count_attempt()
+        with self._in_flight:
+            try:
+                return self.http.request(method, path, **kwargs)
+            except _NOT_SENT as exc:
+                return _Failure(_describe(exc), maybe_sent=False)
+            except _MAYBE_SENT as exc:
+                return _Failure(_describe(exc), maybe_sent=True)
+            except _HTTPX_ERRORS as exc:
+                raise TransportError(self._redact(_describe(exc)), method=method, path=path) from None
+
+    def _recover(self, recover: Callable[[], Any | None], method: str, path: str) -> Any | None:
+        try:
+            return recover()
+        except ApiError as exc:
+            raise AmbiguousWriteError(
+                f"the create may or may not have taken effect, and re-reading to find out failed ({exc})",
+                method=method, path=path) from None
+
+    def _exhausted(self, failure: _Failure, method: str, path: str, attempts: int) -> NoReturn:
+        if failure.response is not None:
+            raise self._problem(failure.response, method, path)
+        raise TransportError(f"{self._redact(failure.message)} (gave up after {attempts} attempts)",
+                             method=method, path=path)
+
+    # ------------------------------------------------------------------ waiting
+
+    def _wait_for_gate(self) -> None:
+        """Pause while a 429's Retry-After is running (shared by every thread of this client)."""
+        while True:
+            with self._gate_lock:
+                delay = self._resume_at - self._clock()
+            if delay <= 0:
+                return
+            self._sleep(delay)
+            self.stats.add_wait(delay)
+
+    def _throttle(self, response: httpx.Response, method: str, path: str) -> None:
+        self.stats.count_throttled()
+        asked = _retry_after(response)
+        if asked is None:
+            wait_s = self._jittered(self.stats.throttled)
+            note = "no valid Retry-After; backing off"
+        elif asked > self.max_retry_after:
+            wait_s = self.max_retry_after
+            note = f"Retry-After {asked:g}s capped"
+        else:
+            wait_s = asked
+            note = "Retry-After"
+        self._event(f"429 on {method} {path}: waiting {wait_s:g}s ({note})")
+        with self._gate_lock:
+            self._resume_at = max(self._resume_at, self._clock() + wait_s)
+
+    def _backoff(self, failures: int, failure: _Failure, method: str, path: str) -> None:
+        delay = self._jittered(failures)
+        if failure.response is not None:
+            asked = _retry_after(failure.response)
+            if asked is not None:
+                delay = min(asked, self.max_retry_after)
+        self._event(f"{self._redact(failure.message)} on {method} {path}: retrying in {delay:.2f}s "
+                    f"(retry {failures} of {self.max_retries})")
+        self._sleep(delay)
+        self.stats.add_wait(delay)
+
+    def _jittered(self, n: int) -> float:
+        ceiling = min(MAX_BACKOFF, self.backoff_base * 2.0 ** (max(n, 1) - 1))
+        with self._rng_lock:
+            return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+
+    # ------------------------------------------------------------------ answers
+
+    def _decode(self, response: httpx.Response, method: str, path: str) -> Any:
+        if response.status_code == 204 or not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            raise TransportError(f"{response.status_code} answer is not JSON", method=method, path=path) from None
+
+    def _problem(self, response: httpx.Response, method: str, path: str) -> ProblemError:
+        """A non-2xx answer as a ``ProblemError``: from its problem+json body when it has one,
+        else with what is known (status, reason phrase, a short excerpt of the body)."""
+        title = response.reason_phrase or "HTTP error"
+        detail: str | None = None
+        type_: str | None = None
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and isinstance(body.get("title"), str):
+            title = body["title"]
+            detail = body.get("detail") if isinstance(body.get("detail"), str) else None
+            type_ = body.get("type") if isinstance(body.get("type"), str) else None
+        elif response.content:
+            excerpt = " ".join(response.text.split())[:200]
+            detail = f"non-problem error body: {excerpt}" if excerpt else None
+        if 300 <= response.status_code < 400 and response.headers.get("location"):
+            detail = f"unexpected redirect to {response.headers['location']}"
+        return ProblemError(
+            status=response.status_code,
+            title=self._redact(title),
+            detail=self._redact(detail) if detail is not None else None,
+            method=method,
+            path=path,
+            type=type_,
+        )
+
+    # ------------------------------------------------------------------ secrets and events
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "(sensitive)")
+        return text
+
+    def _event(self, line: str) -> None:
+        if self._on_event is not None:
+            self._on_event(self._redact(line))
+
+
+def _secrets_of(http: httpx.Client) -> tuple[str, ...]:
+    """The credential the client carries, so that no message can ever repeat it."""
+    auth = http.headers.get("authorization", "")
+    token = auth.partition(" ")[2].strip()
+    return tuple(s for s in (auth, token) if len(s) >= 4)
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _status_line(response: httpx.Response) -> str:
+    return f"{response.status_code} {response.reason_phrase}".strip()
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """``Retry-After`` as seconds (the spec: an integer of at least 0); None when absent or not a number."""
+    raw = response.headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        return None
+    if value != value or value < 0 or value == float("inf"):  # NaN, negative, infinite
+        return None
+    return value
+
+
+def build_http_client(
+    base_url: str,
+    api_key: str,
+    *,
+    parallelism: int = 8,
+    transport: httpx.BaseTransport | None = None,
+    event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
+) -> httpx.Client:
+    """The httpx client ``ApiClient`` expects: base URL, bearer key, User-Agent, TLS verified,
+    timeouts, a connection pool sized to ``parallelism``, no redirects followed."""
+    return httpx.Client(
+        base_url=base_url,
+        headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"},
+        timeout=DEFAULT_TIMEOUT,
+        verify=True,
+        follow_redirects=False,
+        limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
+        transport=transport,
+        event_hooks=dict(event_hooks or {}),
+    )
+
+
+def open_client(
+    endpoint: Endpoint,
+    api_key: str,
+    *,
+    read_only: bool = False,
+    parallelism: int = 8,
+    on_event: Callable[[str], None] | None = None,
+) -> ApiClient:
+    """An ``ApiClient`` for an endpoint: a real base URL over httpx's own transport (TLS verified,
+    proxies from the environment honoured), or the emulator persisted in ``endpoint.emulator_db``
+    served in-process (``inprocess.InProcessTransport``). ``close()`` the client when done."""
+    if endpoint.emulator_db is not None:
+        from reconciler.client.inprocess import emulator_transport
+
+        http = build_http_client(EMULATOR_BASE_URL, api_key, parallelism=parallelism,
+                                 transport=emulator_transport(endpoint.emulator_db))
+    elif endpoint.base_url is not None:
+        http = build_http_client(endpoint.base_url, api_key, parallelism=parallelism)
+    else:
+        raise ConfigError(HOW_TO_CONFIGURE)
+    return ApiClient(http, read_only=read_only, parallelism=parallelism, on_event=on_event)

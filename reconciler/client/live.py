@@ -1,0 +1,306 @@
+"""The live-state reader: exactly the reads the manifests need, in three parallel phases, and the
+normalisation (``essence``) that tells the planner which live fields it may compare.
+
+Reads (every list at ``limit=100``, the API maximum, examples at 500; every page followed):
+
+1. Always, in parallel: integrations ``?type=LLM`` and ``?type=AGENT``, spaces, organizations,
+   resource restrictions (unfiltered).
+2. For each space the manifests name (resolved by exact name, then id): the prompt, dataset and
+   evaluator lists (``?space_id=``), for the kinds the manifests use (all three when
+   ``scope.kinds`` is empty). Every listed object is kept, declared or not: ``--prune`` needs them.
+3. Per resource the manifests declare that exists live: a prompt's versions (newest first: the
+   first is ``latest``; each version's ``labels`` says where a label points), a dataset's examples
+   (latest version), an evaluator with its latest version, and the experiments of a dataset that
+   declares retention.
+
+The number of requests is therefore (see ``minimum_requests``)::
+
+    requests = sum of pages over every list read  +  one GET per declared evaluator that exists
+
+where a list of n items at limit L takes ``max(1, ceil(n / L))`` pages when every page is full;
+authorization filtering (resource restrictions) can only add pages. ``LiveState.requests`` counts
+the calls the reader made, not retries (those are in ``LiveState.retries``).
+
+Names are matched exactly on the client (the service's ``name`` filter is a substring match, and
+the reader lists whole spaces anyway).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from reconciler.client.http import ApiClient, path_segment
+from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt, LiveState, ReadScope
+from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS
+
+LIST_LIMIT = 100
+EXAMPLES_LIMIT = 500
+
+#: The spaced kinds: manifest kind -> (list path, list key).
+SPACED_LISTS: Mapping[str, tuple[str, str]] = {
+    "Prompt": ("/v2/prompts", "prompts"),
+    "Dataset": ("/v2/datasets", "datasets"),
+    "Evaluator": ("/v2/evaluators", "evaluators"),
+}
+
+
+def read_live(client: ApiClient, scope: ReadScope) -> LiveState:
+    """Everything the plan compares against (module docstring), keyed as ``LiveState`` documents."""
+    before = client.stats.snapshot()
+    live = LiveState()
+
+    # Phase 1: the account-wide lists.
+    llm, agent, spaces, organizations, restrictions = client.map(_call, [
+        lambda: client.paginate("/v2/integrations", "integrations", {"type": "LLM"}, limit=LIST_LIMIT),
+        lambda: client.paginate("/v2/integrations", "integrations", {"type": "AGENT"}, limit=LIST_LIMIT),
+        lambda: client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT),
+        lambda: client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT),
+        lambda: client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT),
+    ])
+    for asked, items in (("LLM", llm), ("AGENT", agent)):
+        for item in items:
+            live.integrations[(str(item.get("type", asked)), str(item.get("name")))] = item
+    live.spaces = spaces
+    live.organizations = organizations
+    for item in restrictions:
+        live.restrictions[(str(item.get("resource_type")), str(item.get("resource_id")))] = item
+
+    # Phase 2: the lists of the named spaces.
+    space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
+    kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
+    jobs = [(sid, kind) for sid in space_ids for kind in kinds]
+    listed = client.map(_call, [_space_list(client, sid, kind) for sid, kind in jobs])
+    for (sid, kind), items in zip(jobs, listed, strict=True):
+        for item in items:
+            key = (sid, str(item.get("name")))
+            if kind == "Prompt":
+                live.prompts[key] = LivePrompt(prompt=item, latest=None)
+            elif kind == "Dataset":
+                live.datasets[key] = LiveDataset(dataset=item)
+            else:
+                live.evaluators[key] = LiveEvaluator(evaluator=item)
+
+    # Phase 3: per declared resource that exists.
+    reads: list[Callable[[], None]] = []
+    for key in _declared(live, scope.prompts):
+        if key in live.prompts:
+            reads.append(_read_prompt_versions(client, live.prompts[key]))
+    for key in _declared(live, scope.datasets):
+        if key in live.datasets:
+            reads.append(_read_examples(client, live.datasets[key]))
+    for key in _declared(live, scope.retention):
+        if key in live.datasets:
+            reads.append(_read_experiments(client, live.datasets[key]))
+    for key in _declared(live, scope.evaluators):
+        if key in live.evaluators:
+            reads.append(_read_evaluator(client, live.evaluators[key]))
+    client.map(_call, reads)
+
+    after = client.stats.snapshot()
+    live.requests = after.total_requests - before.total_requests
+    live.retries = after.retries - before.retries
+    return live
+
+
+def minimum_requests(live: LiveState, scope: ReadScope) -> int:
+    """The requests ``read_live`` needs for the state it returned when every page is full (the
+    module docstring's formula). A service that filters pages after reading them (resource
+    restrictions) can make the real number larger, never smaller."""
+    def pages(n: int, limit: int = LIST_LIMIT) -> int:
+        return max(1, math.ceil(n / limit))
+
+    types = [t for t, _ in live.integrations]
+    total = pages(types.count("LLM")) + pages(types.count("AGENT"))
+    total += pages(len(live.spaces)) + pages(len(live.organizations)) + pages(len(live.restrictions))
+    space_ids = {sid for s in scope.spaces if (sid := live.space_id(s)) is not None}
+    kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
+    by_kind: Mapping[str, Mapping[tuple[str, str], Any]] = {
+        "Prompt": live.prompts, "Dataset": live.datasets, "Evaluator": live.evaluators}
+    for sid in space_ids:
+        for kind in kinds:
+            total += pages(sum(1 for s, _ in by_kind[kind] if s == sid))
+    for key in _declared(live, scope.prompts):
+        if key in live.prompts:
+            total += pages(live.prompts[key].version_count or 0)
+    for key in _declared(live, scope.datasets):
+        if key in live.datasets:
+            total += pages(len(live.datasets[key].examples or []), EXAMPLES_LIMIT)
+    for key in _declared(live, scope.retention):
+        if key in live.datasets:
+            total += pages(len(live.datasets[key].experiments or []))
+    total += sum(1 for key in _declared(live, scope.evaluators) if key in live.evaluators)
+    return total
+
+
+# ---------------------------------------------------------------- the reads
+
+
+def _call(fn: Callable[[], Any]) -> Any:
+    return fn()
+
+
+def _declared(live: LiveState, keys: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Manifest keys (space name or id, name) as live keys (space id, name), in a stable order;
+    keys whose space does not exist live are left out (the planner reports them)."""
+    out = {(sid, name) for space, name in keys if (sid := live.space_id(space)) is not None}
+    return sorted(out)
+
+
+def _space_list(client: ApiClient, space_id: str, kind: str) -> Callable[[], list[dict[str, Any]]]:
+    path, key = SPACED_LISTS[kind]
+    return lambda: client.paginate(path, key, {"space_id": space_id}, limit=LIST_LIMIT)
+
+
+def _read_prompt_versions(client: ApiClient, prompt: LivePrompt) -> Callable[[], None]:
+    def read() -> None:
+        versions = client.paginate(f"/v2/prompts/{path_segment(str(prompt.prompt['id']))}/versions",
+                                   "prompt_versions", limit=LIST_LIMIT)
+        prompt.version_count = len(versions)
+        prompt.latest = versions[0] if versions else None
+        prompt.labels = labels_of(versions)
+    return read
+
+
+def labels_of(versions: list[dict[str, Any]]) -> dict[str, str]:
+    """label -> id of the version holding it, from versions newest first. A label is a string (the
+    emulator's and the service's shape); an object with ``name`` is accepted too. Should two
+    versions claim one label, the newest wins."""
+    labels: dict[str, str] = {}
+    for version in versions:
+        for label in version.get("labels") or []:
+            name = label.get("name") if isinstance(label, dict) else label
+            if isinstance(name, str):
+                labels.setdefault(name, str(version.get("id")))
+    return labels
+
+
+def _read_examples(client: ApiClient, dataset: LiveDataset) -> Callable[[], None]:
+    def read() -> None:
+        dataset.examples = client.paginate(f"/v2/datasets/{path_segment(str(dataset.dataset['id']))}/examples",
+                                           "examples", limit=EXAMPLES_LIMIT)
+    return read
+
+
+def _read_experiments(client: ApiClient, dataset: LiveDataset) -> Callable[[], None]:
+    def read() -> None:
+        dataset.experiments = client.paginate("/v2/experiments", "experiments",
+                                              {"dataset_id": str(dataset.dataset["id"])}, limit=LIST_LIMIT)
+    return read
+
+
+def _read_evaluator(client: ApiClient, evaluator: LiveEvaluator) -> Callable[[], None]:
+    def read() -> None:
+        full = client.get(f"/v2/evaluators/{path_segment(str(evaluator.evaluator['id']))}")
+        version = full.get("version") if isinstance(full, dict) else None
+        evaluator.latest = version if isinstance(version, dict) else None
+    return read
+
+
+# ---------------------------------------------------------------- normalisation
+
+#: Fields the service sets; never compared. (``essence`` keeps only managed fields anyway: this
+#: list documents what is deliberately left out.)
+SERVER_SET_FIELDS = frozenset({
+    "id", "created_at", "updated_at", "created_by_user_id", "commit_hash", "prompt_id", "evaluator_id",
+    "space_id", "dataset_id", "dataset_version_id", "versions", "version", "labels",
+})
+
+_PROMPT_VERSION_FIELDS = ("provider", "model", "messages", "input_variable_format", "invocation_params",
+                          "provider_params")
+_TEMPLATE_CONFIG_FIELDS = ("name", "template", "include_explanations", "use_function_calling_if_available",
+                           "classification_choices", "direction", "data_granularity", "llm_config")
+_LLM_CONFIG_FIELDS = ("ai_integration_id", "model_name", "invocation_parameters", "provider_parameters")
+_EXAMPLE_SERVER_FIELDS = ("id", "created_at", "updated_at")
+
+ESSENCE_KINDS = ("Integration", "Preset", "Prompt", "PromptVersion", "Dataset", "DatasetExample",
+                 "Evaluator", "EvaluatorVersion", "ResourceRestriction")
+
+
+def essence(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a live object a manifest can manage, in the API's read names; server-set and
+    unknown fields are dropped (a field the service adds later never shows up as drift). A field
+    absent live stays absent (never invented). Per kind:
+
+    - Integration: name, type, description (AGENT only), scopings (each ``{organization_id,
+      space_id}``, sorted: they are a set), config (LLM: ``provider`` plus the read names of the
+      provider's fields from ``providers.PROVIDERS``, CLOUD_D ``auth`` reduced to its mode's fields;
+      an unknown provider's config is kept whole; AGENT: endpoint, has_headers, input_schema,
+      request_presets as Preset essences).
+    - Preset: name, description, config.
+    - Prompt: name, description. PromptVersion: provider, model, messages, input_variable_format,
+      invocation_params, provider_params (commit_message and labels are not compared here).
+    - Dataset: name. DatasetExample: the user's fields (all but id, created_at, updated_at).
+    - Evaluator: name, description. EvaluatorVersion: template_config (its known fields, and
+      llm_config's known fields).
+    - ResourceRestriction: resource_type, resource_id.
+    """
+    if kind == "Integration":
+        return _integration(obj)
+    if kind == "Preset":
+        return _pick(obj, ("name", "description", "config"))
+    if kind == "Prompt":
+        return _pick(obj, ("name", "description"))
+    if kind == "PromptVersion":
+        return _pick(obj, _PROMPT_VERSION_FIELDS)
+    if kind == "Dataset":
+        return _pick(obj, ("name",))
+    if kind == "DatasetExample":
+        return {k: v for k, v in obj.items() if k not in _EXAMPLE_SERVER_FIELDS}
+    if kind == "Evaluator":
+        return _pick(obj, ("name", "description"))
+    if kind == "EvaluatorVersion":
+        out: dict[str, Any] = {}
+        if isinstance(obj.get("template_config"), Mapping):
+            out["template_config"] = _template_config(obj["template_config"])
+        return out
+    if kind == "ResourceRestriction":
+        return _pick(obj, ("resource_type", "resource_id"))
+    raise ValueError(f"essence: unknown kind {kind!r} (one of {', '.join(ESSENCE_KINDS)})")
+
+
+def _pick(obj: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    return {n: obj[n] for n in names if n in obj}
+
+
+def _integration(obj: Mapping[str, Any]) -> dict[str, Any]:
+    out = _pick(obj, ("name", "type"))
+    if obj.get("type") == "AGENT" and "description" in obj:
+        out["description"] = obj["description"]
+    if isinstance(obj.get("scopings"), list):
+        scopings = [{"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
+                    for s in obj["scopings"] if isinstance(s, Mapping)]
+        out["scopings"] = sorted(scopings, key=lambda s: (s["organization_id"] or "", s["space_id"] or ""))
+    config = obj.get("config")
+    if isinstance(config, Mapping):
+        out["config"] = _agent_config(config) if obj.get("type") == "AGENT" else _llm_config(config)
+    return out
+
+
+def _llm_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    provider = PROVIDERS.get(str(config.get("provider")))
+    if provider is None:
+        return dict(config)
+    out = _pick(config, ["provider", *(f.read_name for f in provider.fields.values())])
+    auth = out.get("auth")
+    if isinstance(auth, Mapping):
+        mode = AUTH_MODES.get(str(auth.get("auth_type")))
+        out["auth"] = dict(auth) if mode is None else _pick(
+            auth, ["auth_type", *(f.read_name for f in mode.fields.values())])
+    return out
+
+
+def _agent_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    out = _pick(config, [f.read_name for f in AGENT_FIELDS.values()])
+    presets = out.get("request_presets")
+    if isinstance(presets, list):
+        out["request_presets"] = [essence("Preset", p) for p in presets if isinstance(p, Mapping)]
+    return out
+
+
+def _template_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    out = _pick(config, _TEMPLATE_CONFIG_FIELDS)
+    if isinstance(out.get("llm_config"), Mapping):
+        out["llm_config"] = _pick(out["llm_config"], _LLM_CONFIG_FIELDS)
+    return out

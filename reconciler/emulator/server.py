@@ -1,0 +1,48 @@
+"""``reconciler emulator``: serve the emulator over HTTP with uvicorn.
+
+The banner prints the URL and the emulator's own API keys: they are throwaway development keys
+chosen on the command line (or the defaults), and a user needs them to point the reconciler at
+the emulator. Whether state lives in memory or in a SQLite file is said too, because only the
+latter survives a restart.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+import uvicorn
+
+from reconciler.emulator.app import create_app
+from reconciler.emulator.core import Emulator, EmulatorSettings
+
+
+def banner(settings: EmulatorSettings) -> str:
+    """What the command prints before serving."""
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    lines = [
+        f"Emulator listening on http://{host}:{settings.port}  (paths start with /v2;"
+        f" OpenAPI at /v2/openapi.json)",
+        f"  admin key:  {settings.admin_key}",
+        f"  reader key: {settings.reader_key}",
+    ]
+    lines += [f"  space key:  {key} (manages space {space!r})" for key, space in sorted(settings.space_keys.items())]
+    lines.append(f"  state:      SQLite file {settings.db} (kept across restarts)" if settings.db
+                 else "  state:      in memory (lost when the emulator stops; use --db FILE to keep it)")
+    if settings.rate_limit is not None:
+        lines.append(f"  rate limit: {settings.rate_limit:g} requests/second per key")
+    if settings.faults:
+        lines.append(f"  faults:     {settings.faults}")
+    return "\n".join(lines)
+
+
+def serve(settings: EmulatorSettings, out: TextIO | None = None) -> None:
+    """Build the emulator and its app, print the banner, and serve until interrupted."""
+    emu = Emulator(settings)
+    app = create_app(emu)
+    stream = out or sys.stdout
+    print(banner(settings), file=stream, flush=True)
+    try:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", lifespan="off")
+    finally:
+        emu.store.close()

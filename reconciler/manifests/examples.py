@@ -1,0 +1,204 @@
+"""Dataset examples: reading ``examples_file`` (JSONL or JSON, relative to the manifest) and the
+checks on examples wherever they come from (the dataset ``key``, fields the API refuses).
+
+After this step a Dataset's spec holds ``examples`` (a list of objects) and no ``examples_file``;
+``sources["examples"]`` points at the ``examples_file`` line of the manifest and, for a file,
+``sources["examples.N"]`` at the line of example N in that file.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+from typing import Any
+
+from reconciler.manifests.fieldtypes import Ctx, Path
+from reconciler.manifests.yamlload import Problem, read_file
+from reconciler.model import Source
+
+READ_ONLY_EXAMPLE_FIELDS = ("id", "created_at", "updated_at")
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _Duplicate(f"duplicate key '{k}'")
+            seen.add(k)
+    return obj
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+#: Stands in for an example line that did not parse (already reported), so indices stay the
+#: positions of the examples in the file.
+BROKEN = object()
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+_WS = " \t\r\n"
+
+
+def read_examples_file(path: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]] | None:
+    """The examples of a file and the 1-based line each starts on (None when unreadable)."""
+    text = read_file(path, shown, problems)
+    if text is None:
+        return None
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".jsonl", ".ndjson"):
+        return _jsonl(text, shown, problems)
+    if ext == ".json":
+        return _json_array(text, shown, problems)
+    problems.append(Problem(shown, 1, 1, "examples_file",
+                            "must be a .jsonl file (one object a line) or a .json file (an array of objects)"))
+    return None
+
+
+def _jsonl(text: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]]:
+    examples: list[Any] = []
+    lines: list[int] = []
+    decode = _DECODER.decode
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        lines.append(n)
+        try:
+            examples.append(decode(line))
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(shown, n, exc.colno, f"examples[{len(examples)}]", f"invalid JSON: {exc.msg}"))
+            examples.append(BROKEN)
+        except ValueError as exc:
+            problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", str(exc)))
+            examples.append(BROKEN)
+    return examples, lines
+
+
+def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]] | None:
+    """Decode ``[obj, obj, ...]`` element by element to learn where each example starts."""
+    newlines = [i for i, c in enumerate(text) if c == "\n"]
+
+    def where(pos: int) -> tuple[int, int]:
+        line = bisect.bisect_left(newlines, pos)
+        return line + 1, pos - (newlines[line - 1] + 1 if line else 0) + 1
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in _WS:
+            i += 1
+        return i
+
+    def fail(pos: int, message: str) -> None:
+        line, col = where(pos)
+        problems.append(Problem(shown, line, col, "examples_file", message))
+
+    i = skip(0)
+    if i >= len(text) or text[i] != "[":
+        fail(i, "a .json examples file must hold an array of objects")
+        return None
+    examples: list[Any] = []
+    lines: list[int] = []
+    i = skip(i + 1)
+    if i < len(text) and text[i] == "]":
+        return examples, lines
+    while True:
+        try:
+            value, end = _DECODER.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            fail(exc.pos, f"invalid JSON: {exc.msg}")
+            return None
+        except ValueError as exc:
+            fail(i, f"examples[{len(examples)}]: {exc}")
+            return None
+        examples.append(value)
+        lines.append(where(i)[0])
+        i = skip(end)
+        if i < len(text) and text[i] == ",":
+            i = skip(i + 1)
+            continue
+        if i < len(text) and text[i] == "]":
+            if skip(i + 1) < len(text):
+                fail(skip(i + 1), "unexpected text after the array")
+                return None
+            return examples, lines
+        fail(i, "expected ',' or ']' in the examples array")
+        return None
+
+
+def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
+    """Load ``examples_file`` into ``examples`` and check the examples (a Struct rule of Dataset)."""
+    inline, from_file = "examples" in out, "examples_file" in out
+    if inline and from_file:
+        ctx.problem((*path, "examples_file"), "give examples or examples_file, not both", key=True)
+        return
+    if not inline and not from_file:
+        ctx.problem(path, "missing examples: give examples_file (JSONL or JSON) or examples (a list of objects); "
+                    "the API refuses to create an empty dataset", key=True)
+        return
+    lines: list[int] | None = None
+    shown = ctx.file
+    if from_file:
+        written = out["examples_file"]
+        if not isinstance(written, str) or not written:
+            return
+        shown = os.path.join(os.path.dirname(ctx.file), written) if ctx.file != "<stdin>" else written
+        real = ctx.resolve_path(written)
+        if not os.path.isfile(real):
+            ctx.problem((*path, "examples_file"), f"no such file: {shown}")
+            return
+        loaded = read_examples_file(real, shown, ctx.problems)
+        if loaded is None:
+            return
+        from_disk, lines = loaded
+        if not from_disk:
+            ctx.problem((*path, "examples_file"), "holds no examples; the API refuses to create an empty dataset")
+        del out["examples_file"]
+        out["examples"] = from_disk
+        line, col = ctx.mark((*path, "examples_file"), key=True)
+        ctx.extra_sources["examples"] = Source(ctx.file, line, col)
+        for n, at in enumerate(lines):
+            ctx.extra_sources[f"examples.{n}"] = Source(shown, at, 1)
+    examples = out.get("examples")
+    if not isinstance(examples, list):
+        return
+
+    def report(i: int, field: str | None, message: str) -> None:
+        where: Path = (*path, "examples", i) + ((field,) if field else ())
+        if lines is None:
+            ctx.problem(where, message, key=field is not None)
+        else:
+            ctx.problem_at(shown, lines[i], 1, where, message)
+
+    key = out.get("key")
+    key = key if isinstance(key, str) and key else None
+    seen: dict[Any, int] = {}
+    for i, ex in enumerate(examples):
+        if ex is BROKEN:
+            continue
+        if not isinstance(ex, dict):
+            if lines is not None:
+                report(i, None, f"expected a JSON object, got {type(ex).__name__}")
+            continue
+        for f in READ_ONLY_EXAMPLE_FIELDS:
+            if f in ex:
+                report(i, f, f"examples must not carry '{f}' (the service assigns it; the API rejects it)")
+        if key is None:
+            continue
+        if key not in ex:
+            report(i, None, f"has no '{key}' field (the dataset key)")
+            continue
+        value = ex[key]
+        ident = (type(value).__name__, value) if isinstance(value, (str, int, float, bool)) \
+            else ("json", json.dumps(value, sort_keys=True))
+        if ident in seen:
+            first = seen[ident]
+            earlier = f"examples[{first}]" + (f" (line {lines[first]})" if lines is not None else "")
+            report(i, key, f"repeats the '{key}' value of {earlier}; key values must be unique")
+        else:
+            seen[ident] = i

@@ -1,0 +1,120 @@
+"""From a parsed YAML document to a ``DesiredResource``, and the checks that span documents
+(identities unique across all files, evaluator references to integrations)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from reconciler.manifests.fieldtypes import Ctx, a_kind_of
+from reconciler.manifests.schema import DOCUMENT
+from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
+from reconciler.model import KINDS, SPACED_KINDS, DesiredResource, ManifestSet, Source
+
+_HEAD = ("kind", "name", "space")
+_INTEGRATION_REF = "template_config.llm_config.integration"
+
+
+class _Sources(Mapping[str, Source]):
+    """``DesiredResource.sources`` built on demand from the parser's marks: a Source object per value
+    of a 5,000-resource tree would cost more than the parsing itself."""
+
+    __slots__ = ("_file", "_marks", "_extra")
+
+    def __init__(self, file: str, marks: Mapping[str, Mark], extra: Mapping[str, Source]) -> None:
+        self._file = file
+        self._marks = marks
+        self._extra = extra
+
+    def __getitem__(self, path: str) -> Source:
+        extra = self._extra.get(path)
+        if extra is not None:
+            return extra
+        m = self._marks[path]
+        return Source(self._file, m[0], m[1])
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._extra or path in self._marks
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._marks
+        yield from (k for k in self._extra if k not in self._marks)
+
+    def __len__(self) -> int:
+        return len(self._marks) + sum(1 for k in self._extra if k not in self._marks)
+
+    def __repr__(self) -> str:
+        return f"<sources of {self._file}: {len(self)} paths>"
+
+
+def document_label(value: Mapping[str, Any]) -> str | None:
+    kind, name, space = (value.get(k) for k in _HEAD)
+    if not isinstance(kind, str) or not isinstance(name, str):
+        return None
+    if kind in SPACED_KINDS and isinstance(space, str):
+        return f"{kind}/{space}/{name}"
+    return f"{kind}/{name}"
+
+
+def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str) -> DesiredResource | None:
+    """Check one document; problems are appended. The resource is returned whenever its kind and name
+    are usable (even with other problems), so cross-document checks still see it."""
+    value = doc.value
+    if not isinstance(value, dict):
+        problems.append(Problem(doc.file, doc.line, doc.column, doc.label(),
+                                f"a manifest document must be a mapping with kind and name, got {a_kind_of(value)}"))
+        return None
+    ctx = Ctx(doc.file, doc.marks, problems, base_dir, document_label(value) or doc.label(), doc.refused)
+    out = DOCUMENT.check(value, (), ctx)
+    kind, name, space = (out.get(k) for k in _HEAD)
+    if kind not in KINDS or not isinstance(name, str):
+        return None
+    return DesiredResource(
+        kind=kind,
+        name=name,
+        space=space if isinstance(space, str) else None,
+        spec={k: v for k, v in out.items() if k not in _HEAD},
+        sources=_Sources(doc.file, doc.marks, ctx.extra_sources),
+    )
+
+
+def _where(r: DesiredResource, path: str = "") -> Source:
+    return r.source(path) or Source("?", 1, 1)
+
+
+def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
+    """Identities unique across all files (one problem naming both places); evaluator references
+    to an integration declared as AGENT."""
+    problems: list[Problem] = []
+    first: dict[tuple[str, ...], DesiredResource] = {}
+    for r in resources:
+        other = first.setdefault(r.identity, r)
+        if other is not r:
+            here, there = _where(r), _where(other)
+            problems.append(Problem(here.file, here.line, here.column, r.address,
+                                    f"identity ({', '.join(r.identity[1:])}) is declared twice: "
+                                    f"here and at {there.file}:{there.line}:{there.column}"))
+    integrations = {(r.spec.get("type"), r.name) for r in resources if r.kind == "Integration"}
+    for r in resources:
+        name = _integration_ref(r)
+        if name is not None and ("LLM", name) not in integrations and ("AGENT", name) in integrations:
+            at = _where(r, _INTEGRATION_REF)
+            problems.append(Problem(at.file, at.line, at.column, _INTEGRATION_REF,
+                                    f"'{name}' is an AGENT integration; an evaluator needs an LLM integration"))
+    return problems
+
+
+def _integration_ref(r: DesiredResource) -> str | None:
+    if r.kind != "Evaluator":
+        return None
+    tc = r.spec.get("template_config")
+    llm = tc.get("llm_config") if isinstance(tc, dict) else None
+    name = llm.get("integration") if isinstance(llm, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def live_lookups(ms: ManifestSet) -> list[tuple[DesiredResource, str]]:
+    """Evaluators whose ``llm_config.integration`` names an LLM integration that the manifests do not
+    declare: the planner looks the name up in live state (an unknown name fails at plan time)."""
+    declared = {r.name for r in ms.of_kind("Integration") if r.spec.get("type") == "LLM"}
+    return [(r, name) for r in ms.resources if (name := _integration_ref(r)) is not None and name not in declared]

@@ -1,0 +1,326 @@
+"""YAML reading for manifests: plain JSON-like values plus where each value was written.
+
+Why not ``yaml.safe_load``: it forgets positions, silently keeps the last of two duplicate keys,
+expands aliases (a "billion laughs" document expands to gigabytes) and recurses without a depth
+limit. This module drives libyaml's event parser (``CSafeLoader``, C speed) and builds the values
+itself with an explicit stack, so it can:
+
+- record a ``Mark`` (key line/column, value line/column, 1-based) for every mapping entry and
+  sequence item, under its dotted path (``config.request_presets.0.name``; ``""`` = the document);
+- report duplicate keys (naming both lines), refuse aliases outright (no expansion budget to tune),
+  cap nesting depth, refuse unsupported tags;
+- read files with a size cap and a strict UTF-8 check that names the byte offset.
+
+Scalars follow PyYAML's safe (YAML 1.1) rules, except that mapping keys are always the text
+written (``1: x`` and ``yes: x`` give the keys ``"1"`` and ``"yes"``: JSON keys are strings) and
+timestamps stay strings (JSON has no date type).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
+
+try:  # libyaml is there in every supported install; the pure-Python parser is a slow fallback
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+#: Per-file size cap (manifests and examples files): a bigger file is refused before parsing.
+MAX_FILE_BYTES = 50 * 1024 * 1024
+#: Nesting cap (mappings and sequences), deep enough for any real JSON Schema.
+MAX_DEPTH = 100
+
+#: (key line, key column, value line, value column), all 1-based. Sequence items: key == value.
+Mark = tuple[int, int, int, int]
+
+_TAG = "tag:yaml.org,2002:"
+_NULL, _BOOL, _INT, _FLOAT, _STR = _TAG + "null", _TAG + "bool", _TAG + "int", _TAG + "float", _TAG + "str"
+_TIMESTAMP, _MERGE, _VALUE = _TAG + "timestamp", _TAG + "merge", _TAG + "value"
+_MAP_TAGS = (None, "!", _TAG + "map")
+_SEQ_TAGS = (None, "!", _TAG + "seq")
+_STRINGY_TAGS = (_STR, _TIMESTAMP, _MERGE, _VALUE)
+_BOOLS = {"yes": True, "true": True, "on": True, "no": False, "false": False, "off": False}
+
+# The standard implicit resolvers only (another package may have added its own to Resolver).
+_KNOWN = (_NULL, _BOOL, _INT, _FLOAT, _TIMESTAMP, _MERGE, _VALUE)
+_RESOLVERS: dict[str, list[tuple[str, Any]]] = {
+    first: [(tag, rx) for tag, rx in entries if tag in _KNOWN]
+    for first, entries in Resolver.yaml_implicit_resolvers.items()
+}
+_CONSTRUCTOR = SafeConstructor()
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One validation problem, printed as ``FILE:LINE:COL: PATH: message``."""
+
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.path}: {self.message}"
+
+
+@dataclass
+class YamlDocument:
+    """One document of a file: its value, the marks of its entries, where it starts."""
+
+    file: str
+    index: int  # 1-based position in the file
+    value: Any
+    line: int
+    column: int
+    marks: dict[str, Mark] = field(default_factory=dict)
+    #: paths whose value was refused while parsing (an alias, a bad tag): already reported, so the
+    #: validator stays quiet about them instead of adding "expected a list, got null"
+    refused: set[str] = field(default_factory=set)
+
+    def label(self) -> str:
+        return f"document {self.index}"
+
+
+class _AbortDocument(Exception):
+    """The rest of this document cannot be built (too deep, complex key): skip to its end."""
+
+
+def read_text(raw: bytes, file: str, problems: list[Problem]) -> str | None:
+    """Decode UTF-8 (a BOM is tolerated) or report where the first bad byte is."""
+    if len(raw) > MAX_FILE_BYTES:
+        problems.append(Problem(file, 1, 1, "file", _too_big(len(raw))))
+        return None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+        line = raw.count(b"\n", 0, offset) + 1
+        column = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+        problems.append(Problem(file, line, column, "file",
+                                f"not valid UTF-8 at byte offset {offset} (byte 0x{raw[offset]:02x}); "
+                                "save the file as UTF-8"))
+        return None
+
+
+def read_file(path: str, file: str, problems: list[Problem]) -> str | None:
+    """Read a file with the size cap checked before reading it whole."""
+    import os
+
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_FILE_BYTES:
+            problems.append(Problem(file, 1, 1, "file", _too_big(size)))
+            return None
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        problems.append(Problem(file, 1, 1, "file", f"cannot read: {exc.strerror or exc}"))
+        return None
+    return read_text(raw, file, problems)
+
+
+def _too_big(size: int) -> str:
+    return f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit per file; split it"
+
+
+def parse_documents(text: str, file: str, problems: list[Problem]) -> list[YamlDocument]:
+    """Every document of a YAML stream (empty documents are skipped). Problems are appended;
+    a syntax error ends the file (the documents before it are kept)."""
+    loader = _Loader(text)
+    docs: list[YamlDocument] = []
+    get: Callable[[], Any] = loader.get_event
+    index = 0
+    try:
+        while True:
+            ev = get()
+            t = type(ev)
+            if t is yaml.DocumentStartEvent:
+                index += 1
+                mark = ev.start_mark
+                doc = YamlDocument(file, index, None, mark.line + 1, mark.column + 1)
+                try:
+                    doc.value = _build(get, doc, problems)
+                except _AbortDocument:
+                    _skip_to_document_end(get)
+                    continue
+                if doc.value is not None:
+                    docs.append(doc)
+            elif t is yaml.StreamEndEvent:
+                break
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        what = " ".join(x for x in (exc.context, exc.problem) if x)
+        problems.append(Problem(file, line, col, f"document {max(index, 1)}", f"YAML syntax error: {what}"))
+    except yaml.YAMLError as exc:  # pragma: no cover - libyaml reports marks for everything it rejects
+        problems.append(Problem(file, 1, 1, "file", f"YAML error: {exc}"))
+    finally:
+        loader.dispose()
+    return docs
+
+
+def _skip_to_document_end(get: Callable[[], Any]) -> None:
+    while type(get()) is not yaml.DocumentEndEvent:
+        pass
+
+
+def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -> Any:
+    """Build one document's value from events, up to and including its DocumentEndEvent.
+
+    A frame on the stack is ``[container, path_prefix, pending_key, key_mark, key_lines]`` for a
+    mapping (``key_lines`` maps each key to the line it was first written on) and
+    ``[container, path_prefix, next_index]`` for a sequence."""
+    marks = doc.marks
+    file = doc.file
+    stack: list[list[Any]] = []
+    root: Any = None
+    aliases = 0
+    ScalarEvent, MappingStartEvent, SequenceStartEvent = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    MappingEndEvent, SequenceEndEvent, AliasEvent = yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.AliasEvent
+
+    while True:
+        ev = get()
+        t = type(ev)
+        if t is MappingEndEvent or t is SequenceEndEvent:
+            stack.pop()
+            continue
+        if t is yaml.DocumentEndEvent:
+            return root
+        m = ev.start_mark
+        vl, vc = m.line + 1, m.column + 1
+
+        # A mapping waiting for its next key: this event is the key.
+        if stack and len(top := stack[-1]) == 5 and top[2] is None:
+            if t is not ScalarEvent:
+                problems.append(Problem(file, vl, vc, _display(top[1]) or doc.label(),
+                                        "mapping keys must be plain strings (complex keys are not supported)"))
+                raise _AbortDocument
+            key = ev.value
+            first = top[4].get(key)
+            if first is not None:
+                problems.append(Problem(file, vl, vc, _display(_join(top[1], key)),
+                                        f"duplicate key '{key}' (first written at line {first}, again at line {vl})"))
+            else:
+                top[4][key] = vl
+            top[2] = key
+            top[3] = (vl, vc)
+            continue
+
+        # Where this value goes: its parent frame and its dotted path.
+        if not stack:
+            path = ""
+        else:
+            top = stack[-1]
+            if len(top) == 5:
+                path = top[1] + "." + top[2] if top[1] else top[2]
+            else:
+                path = top[1] + "." + str(top[2]) if top[1] else str(top[2])
+
+        if t is ScalarEvent:
+            reported = len(problems)
+            value: Any = _scalar(ev, file, vl, vc, path or doc.label(), problems)
+            if len(problems) != reported:
+                doc.refused.add(path)
+        elif t is MappingStartEvent:
+            value = {}
+            if ev.tag not in _MAP_TAGS:
+                problems.append(Problem(file, vl, vc, _display(path) or doc.label(), f"unsupported YAML tag {ev.tag}"))
+                doc.refused.add(path)
+        elif t is SequenceStartEvent:
+            value = []
+            if ev.tag not in _SEQ_TAGS:
+                problems.append(Problem(file, vl, vc, _display(path) or doc.label(), f"unsupported YAML tag {ev.tag}"))
+                doc.refused.add(path)
+        elif t is AliasEvent:
+            value = None
+            aliases += 1
+            if aliases == 1:  # one report per document: a "billion laughs" file has thousands
+                problems.append(Problem(file, vl, vc, _display(path) or doc.label(),
+                                        f"YAML aliases are not supported (*{ev.anchor}): write the value out "
+                                        "(aliases can expand a small file into a huge document)"))
+            doc.refused.add(path)
+        else:  # pragma: no cover - no other event occurs inside a document
+            raise _AbortDocument
+
+        # Attach the value and record where it was written.
+        if not stack:
+            root = value
+            marks[""] = (vl, vc, vl, vc)
+        elif len(top) == 5:
+            top[0][top[2]] = value
+            kl, kc = top[3]
+            marks[path] = (kl, kc, vl, vc)
+            top[2] = None
+        else:
+            top[0].append(value)
+            top[2] += 1
+            marks[path] = (vl, vc, vl, vc)
+
+        if t is MappingStartEvent or t is SequenceStartEvent:
+            if len(stack) >= MAX_DEPTH:
+                shown = ".".join(path.split(".")[:4])
+                problems.append(Problem(file, vl, vc, (_display(shown) + "...") if path else doc.label(),
+                                        f"nested deeper than {MAX_DEPTH} levels"))
+                raise _AbortDocument
+            stack.append([value, path, None, None, {}] if t is MappingStartEvent else [value, path, 0])
+
+
+def _join(prefix: str, key: str) -> str:
+    return prefix + "." + key if prefix else key
+
+
+def _display(dotted: str) -> str:
+    """``config.request_presets.1.name`` -> ``config.request_presets[1].name``."""
+    if not dotted:
+        return ""
+    out: list[str] = []
+    for part in dotted.split("."):
+        if part.isdigit() and out:
+            out.append(f"[{part}]")
+        else:
+            out.append(("." if out else "") + part)
+    return "".join(out)
+
+
+display_path = _display
+
+
+def _scalar(ev: Any, file: str, line: int, col: int, path: str, problems: list[Problem]) -> Any:
+    value: str = ev.value
+    tag = ev.tag
+    if tag is None or tag == "!":
+        if not ev.implicit[0]:  # quoted or block scalar: always a string
+            return value
+        tag = _STR
+        for candidate, rx in _RESOLVERS.get(value[:1], ()):
+            if rx.match(value):
+                tag = candidate
+                break
+    if tag in _STRINGY_TAGS:
+        return value
+    if tag == _NULL:
+        return None
+    try:
+        if tag == _BOOL:
+            return _BOOLS[value.lower()]
+        if tag == _INT:
+            return _CONSTRUCTOR.construct_yaml_int(ScalarNode(tag, value))
+        if tag == _FLOAT:
+            number = _CONSTRUCTOR.construct_yaml_float(ScalarNode(tag, value))
+            if not math.isfinite(number):
+                problems.append(Problem(file, line, col, _display(path), "infinity and NaN are not JSON numbers"))
+            return number
+    except (KeyError, ValueError):
+        problems.append(Problem(file, line, col, _display(path), f"not a valid {tag.rpartition(':')[2]}"))
+        return value
+    problems.append(Problem(file, line, col, _display(path), f"unsupported YAML tag {tag}"))
+    return value

@@ -1,0 +1,139 @@
+"""The product's promises end to end, over a real socket: create from empty, one call per changed
+resource, drift, stale plan files, partial failure and re-run, export round trip."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from click.testing import Result
+
+from tests.e2e.conftest import ENV
+
+Cli = Callable[..., Result]
+
+
+def writes(counts: dict[str, int]) -> dict[str, int]:
+    return {k: v for k, v in counts.items() if not k.startswith("GET ")}
+
+
+def test_apply_from_empty_creates_everything_and_then_plans_empty(cli: Cli, tree: Path) -> None:
+    first = cli("apply", str(tree), "--auto-approve")
+    assert first.exit_code == 0, first.output
+    assert "Apply complete: live state matches the manifests." in first.stdout
+    again = cli("plan", str(tree), "--detailed-exitcode")
+    assert again.exit_code == 0, again.output
+    assert "No changes." in again.stdout
+
+
+def test_apply_without_auto_approve_refuses_when_stdin_is_not_a_terminal(cli: Cli, tree: Path) -> None:
+    result = cli("apply", str(tree))
+    assert result.exit_code == 1
+    assert "not a terminal" in result.stderr
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new))
+
+
+def test_one_changed_field_of_each_kind_is_one_call_each(cli: Cli, tree: Path, stats: Any,
+                                                         reset_stats: Callable[[], None]) -> None:
+    assert cli("apply", str(tree), "--auto-approve").exit_code == 0
+    edit(tree / "integrations/llm.yaml", "is_function_calling_enabled: true", "is_function_calling_enabled: false")
+    edit(tree / "integrations/agents.yaml", "description: Replays support conversations", "description: Replays")
+    edit(tree / "research/prompts.yaml", "description: Summarize a support ticket", "description: Summaries")
+    edit(tree / "research/evaluators.yaml", "include_explanations: true", "include_explanations: false")
+    edit(tree / "research/data/golden-tickets.jsonl", '"expected": "bug"', '"expected": "defect"')
+    reset_stats()
+    result = cli("apply", str(tree), "--auto-approve", "--version-name", "v2")
+    assert result.exit_code == 0, result.output
+    assert writes(stats()) == {
+        "PATCH /v2/integrations/{integration_id}": 2,  # one per changed integration
+        "PATCH /v2/prompts/{prompt_id}": 1,
+        "POST /v2/evaluators/{evaluator_id}/versions": 1,
+        "PATCH /v2/datasets/{dataset_id}/examples": 1,  # the update, in a new version
+    }
+
+
+def test_out_of_band_change_is_drift_and_drift_only_reads(cli: Cli, tree: Path, server: tuple[str, Any],
+                                                          stats: Any, reset_stats: Callable[[], None]) -> None:
+    assert cli("apply", str(tree), "--auto-approve").exit_code == 0
+    assert cli("drift", str(tree)).exit_code == 0
+    api = httpx.Client(base_url=server[0], headers={"Authorization": "Bearer admin-key"})
+    agent = next(i for i in api.get("/v2/integrations", params={"type": "AGENT"}).json()["integrations"]
+                 if i["name"] == "support-agent")
+    api.patch(f"/v2/integrations/{agent['id']}", json={"type": "AGENT", "description": "changed by hand"}
+              ).raise_for_status()
+    reset_stats()
+    result = cli("drift", str(tree), "--format", "json")
+    assert result.exit_code == 2, result.output
+    ops = json.loads(result.stdout)["operations"]
+    assert [(op["address"], op["changes"][0]["path"]) for op in ops] == [("Integration/support-agent", "description")]
+    assert all(key.startswith("GET ") for key in stats()), stats()
+
+
+def test_stale_plan_file_is_refused_and_says_what_changed(cli: Cli, tree: Path, server: tuple[str, Any],
+                                                          tmp_path: Path) -> None:
+    assert cli("apply", str(tree), "--auto-approve").exit_code == 0
+    edit(tree / "research/prompts.yaml", "description: Summarize a support ticket", "description: New")
+    planfile = tmp_path / "plan.json"
+    assert cli("plan", str(tree), "--out", str(planfile)).exit_code == 0
+    saved = planfile.read_text()
+    assert ENV["VENDOR_A_KEY"] not in saved and ENV["AGENT_TOKEN"] not in saved
+    api = httpx.Client(base_url=server[0], headers={"Authorization": "Bearer admin-key"})
+    nim = next(i for i in api.get("/v2/integrations", params={"type": "LLM"}).json()["integrations"]
+               if i["name"] == "self-hosted-nim")
+    api.patch(f"/v2/integrations/{nim['id']}", json={"type": "LLM", "config": {"model_names": ["x"]}}
+              ).raise_for_status()
+    result = cli("apply", str(planfile))
+    assert result.exit_code == 1
+    assert "stale" in result.stderr and "Integration/self-hosted-nim" in result.stderr
+
+
+def test_saved_plan_applies_when_live_did_not_move(cli: Cli, tree: Path, tmp_path: Path) -> None:
+    planfile = tmp_path / "plan.json"
+    assert cli("plan", str(tree), "--out", str(planfile)).exit_code == 0
+    result = cli("apply", str(planfile))
+    assert result.exit_code == 0, result.output
+    assert cli("plan", str(tree), "--detailed-exitcode").exit_code == 0
+
+
+def test_partial_failure_reports_applied_failed_skipped_and_a_rerun_converges(
+        cli: Cli, tree: Path, server: tuple[str, Any]) -> None:
+    httpx.post(f"{server[0]}/_emulator/faults", json={"route": "POST /v2/prompts", "status": 500, "times": 20}
+               ).raise_for_status()
+    result = cli("apply", str(tree), "--auto-approve", "--parallelism", "2")
+    assert result.exit_code == 1
+    assert "Failed: 1" in result.stdout and "Skipped: 2" in result.stdout and "Applied: 6" in result.stdout
+    assert "500 Internal server error" in result.stdout
+    httpx.delete(f"{server[0]}/_emulator/faults").raise_for_status()
+    rerun = cli("apply", str(tree), "--auto-approve")
+    assert rerun.exit_code == 0, rerun.output
+    assert "Applied: 3" in rerun.stdout  # only what had not been done
+    api = httpx.Client(base_url=server[0], headers={"Authorization": "Bearer admin-key"})
+    names = [i["name"] for i in api.get("/v2/integrations", params={"type": "LLM", "limit": 100}).json()["integrations"]]
+    assert sorted(names) == ["self-hosted-nim", "vendor-a-prod"]  # nothing created twice
+
+
+def test_export_round_trip_plans_empty(cli: Cli, tree: Path, tmp_path: Path) -> None:
+    assert cli("apply", str(tree), "--auto-approve").exit_code == 0
+    out = tmp_path / "exported"
+    result = cli("export", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    env_names = [line.split("=")[0] for line in (out / "secrets.env.example").read_text().splitlines()
+                 if line and not line.startswith("#")]
+    import os
+
+    for name in env_names:
+        os.environ[name] = "anything"
+    try:
+        again = cli("plan", str(out), "--detailed-exitcode")
+    finally:
+        for name in env_names:
+            os.environ.pop(name, None)
+    assert again.exit_code == 0, again.output

@@ -1,0 +1,108 @@
+"""Hostile or odd YAML: bombs, huge files, deep nesting, bad encodings, duplicate keys, YAML 1.1 traps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reconciler.errors import ManifestError
+from reconciler.manifests import load_manifests, yamlload
+
+BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(ManifestError) as info:
+        load_manifests([str(path)])
+    return info.value.problems
+
+
+def test_a_billion_laughs_document_is_refused_with_one_alias_problem(tmp_path: Path) -> None:
+    f = tmp_path / "bomb.yaml"
+    f.write_text("kind: ResourceRestriction\nname: x\nresource_type: PROJECT\nresource_id: y\n" + BILLION_LAUGHS,
+                 encoding="utf-8")
+    problems = problems_of(f)
+    assert any("YAML aliases are not supported (*a)" in p for p in problems)
+    assert sum("aliases" in p for p in problems) == 1
+
+
+def test_a_file_over_the_size_cap_is_refused_before_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yamlload, "MAX_FILE_BYTES", 100)
+    f = tmp_path / "big.yaml"
+    f.write_text("# " + "x" * 200 + "\n", encoding="utf-8")
+    assert problems_of(f) == [f"{f}:1:1: file: file is 203 bytes, over the 100-byte limit per file; split it"]
+
+
+def test_nesting_beyond_the_depth_cap_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "deep.yaml"
+    f.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    (problem,) = problems_of(f)
+    assert problem.endswith(f"nested deeper than {yamlload.MAX_DEPTH} levels")
+
+
+def test_non_utf8_bytes_are_reported_with_their_byte_offset(tmp_path: Path) -> None:
+    f = tmp_path / "latin1.yaml"
+    f.write_bytes("kind: Integration\nname: d\xe9j\xe0\n".encode("latin-1"))
+    assert problems_of(f) == [
+        f"{f}:2:8: file: not valid UTF-8 at byte offset 25 (byte 0xe9); save the file as UTF-8"]
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    f = tmp_path / "bom.yaml"
+    f.write_bytes(b"\xef\xbb\xbfkind: ResourceRestriction\nname: x\nresource_type: PROJECT\nresource_id: y\n")
+    assert load_manifests([str(f)]).resources[0].name == "x"
+
+
+def test_duplicate_keys_name_both_lines(tmp_path: Path) -> None:
+    f = tmp_path / "dup.yaml"
+    f.write_text("kind: ResourceRestriction\nname: x\nresource_type: PROJECT\nresource_id: y\n"
+                 "resource_type: DASHBOARD\n", encoding="utf-8")
+    assert problems_of(f) == [
+        f"{f}:5:1: resource_type: duplicate key 'resource_type' (first written at line 3, again at line 5)"]
+
+
+def test_mapping_keys_are_the_text_written_and_timestamps_stay_strings(tmp_path: Path) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text("kind: Dataset\nspace: s\nname: d\nexamples:\n  - {yes: no, 1: 2024-05-01, null: ~}\n",
+                 encoding="utf-8")
+    (r,) = load_manifests([str(f)])
+    assert r.spec["examples"] == [{"yes": False, "1": "2024-05-01", "null": None}]
+
+
+def test_a_syntax_error_keeps_the_documents_before_it_and_says_where(tmp_path: Path) -> None:
+    f = tmp_path / "broken.yaml"
+    f.write_text("kind: ResourceRestriction\nname: x\nresource_type: PROJEKT\nresource_id: y\n---\n"
+                 "kind: [unclosed\n", encoding="utf-8")
+    problems = problems_of(f)
+    assert problems[0].startswith(f"{f}:3:16: resource_type: 'PROJEKT' is not one of")
+    assert problems[1].startswith(f"{f}:7:1: document 2: YAML syntax error:")
+
+
+def test_complex_keys_are_refused(tmp_path: Path) -> None:
+    f = tmp_path / "k.yaml"
+    f.write_text("? [a, b]\n: c\n", encoding="utf-8")
+    assert problems_of(f) == [
+        f"{f}:1:3: document 1: mapping keys must be plain strings (complex keys are not supported)"]
+
+
+def test_a_document_that_is_a_scalar_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text("just text\n", encoding="utf-8")
+    assert problems_of(f) == [
+        f"{f}:1:1: document 1: a manifest document must be a mapping with kind and name, got a string"]
+
+
+def test_loading_makes_no_network_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("network used")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    here = Path(__file__).parent
+    load_manifests([str(here / "good")])
+    with pytest.raises(ManifestError):
+        load_manifests([str(here / "corpus" / "bad" / "18-agent-endpoint-loopback.yaml")])
