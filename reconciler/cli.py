@@ -186,13 +186,12 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     with connect(conn, on_event=_events(verbose)) as client:
         if is_plan_file(paths):
             planned = read_plan_file(paths[0])
-            stale = stale_objects(planned, client)
+            stale, live = stale_objects(planned, client)
             if stale:
                 raise PlanError(f"the plan file {paths[0]} is stale: live state changed since it was made for "
                                 + ", ".join(stale) + ". Make a new plan.")
             manifest_paths = [p for p in planned.manifests if p != "-" and Path(p).exists()]
             manifests = load(manifest_paths) if manifest_paths else None
-            options = planned.options
         else:
             manifests = load(paths, _stdin_for(paths))
             live, planned = plan_against(manifests, client, options)
@@ -215,7 +214,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         if manifests is None:
             click.echo("Applied. (The manifests of the plan file are not available here; convergence not re-checked.)")
             return
-        again = confirm_converged(manifests, client, options)
+        again = confirm_converged(manifests, client, planned, live, report)
         if not again.empty:
             raise not_converged(again)
         click.echo("Apply complete: live state matches the manifests.")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
+from reconciler.apply.confirm import reread_touched
 from reconciler.apply.executor import ApplyReport, Outcome, execute
 from reconciler.client.http import ApiClient, open_client
 from reconciler.client.live import read_live
@@ -67,11 +68,12 @@ def read_plan_file(path: str) -> Plan:
         raise PlanError(f"{path}: not a readable plan file ({exc})") from None
 
 
-def stale_objects(plan: Plan, client: ApiClient) -> list[str]:
-    """Addresses whose live object changed since the plan was made."""
+def stale_objects(plan: Plan, client: ApiClient) -> tuple[list[str], LiveState]:
+    """Addresses whose live object changed since the plan was made, and the live state read."""
     live = read_live(client, plan.scope)
-    return [address for address, key in sorted(plan.pins.items())
-            if pin_fingerprint(key, live) != plan.fingerprints.get(address)]
+    stale = [address for address, key in sorted(plan.pins.items())
+             if pin_fingerprint(key, live) != plan.fingerprints.get(address)]
+    return stale, live
 
 
 def check_replacements(plan: Plan) -> None:
@@ -94,11 +96,12 @@ def run_apply(
     return execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_start=on_start, on_done=on_done)
 
 
-def confirm_converged(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> Plan:
-    """Re-read and re-plan; the returned plan is empty when apply converged. Secrets are not
-    rotated again and the dataset version name is irrelevant to the check."""
-    _, again = plan_against(manifests, client, replace(options, rotate_secrets=False))
-    return again
+def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, live: LiveState,
+                      report: ApplyReport) -> Plan:
+    """Re-read what apply touched, fold it into the live state the plan was made from, and plan
+    again; the returned plan is empty when apply converged. Secrets are not rotated again."""
+    fresh = reread_touched(plan, live, report.responses, client)
+    return make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False))
 
 
 def not_converged(plan: Plan) -> ApplyError:

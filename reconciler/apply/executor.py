@@ -35,6 +35,7 @@ class Outcome:
 @dataclass
 class ApplyReport:
     outcomes: list[Outcome] = field(default_factory=list)
+    responses: dict[str, Any] = field(default_factory=dict)  # op id -> decoded response body
 
     def of(self, status: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.status == status]
@@ -86,21 +87,31 @@ def execute(
             return Outcome(op, SKIPPED, "not started: --fail-fast after an earlier failure")
         if on_start:
             on_start(op)
+        note = None
         try:
             path, body = request_for(op, responses, stamp)
-            result = _send(client, op, path, body)
+            try:
+                result = _send(client, op, path, body)
+            except ProblemError as exc:
+                # A create that meets 409: someone (a concurrent apply) made it meanwhile. Adopt it
+                # when it is found by name; the convergence check then compares it with the manifest.
+                recover = recover_for(client, path, body) if op.method == "POST" and exc.status == 409 else None
+                result = recover() if recover is not None else None
+                if result is None:
+                    raise
+                note = "already existed (409): adopted the existing resource"
         except ProblemError as exc:
             return Outcome(op, FAILED, f"{exc.status} {exc.title}" + (f": {exc.detail}" if exc.detail else ""))
         except ReconcilerError as exc:
             return Outcome(op, FAILED, str(exc))
         with lock:
             responses[op.id] = result if result is not None else {}
-        return Outcome(op, APPLIED)
+        return Outcome(op, APPLIED, note)
 
     for phase in sorted({_phase(op) for op in plan.operations}):
         ops = [op for op in plan.operations if _phase(op) == phase]
         _run_phase(ops, run, status, parallelism, fail_fast, stop, on_done)
-    return ApplyReport([status[op.id] for op in plan.operations])
+    return ApplyReport([status[op.id] for op in plan.operations], responses)
 
 
 def _send(client: ApiClient, op: Operation, path: str, body: Any) -> Any:

@@ -58,6 +58,24 @@ def test_one_changed_field_of_each_kind_is_one_call_each(cli: Cli, tree: Path, s
         "POST /v2/evaluators/{evaluator_id}/versions": 1,
         "PATCH /v2/datasets/{dataset_id}/examples": 1,  # the update, in a new version
     }
+    counts = stats()
+    # The plan read the lists once; the convergence check re-read only the touched resources.
+    assert counts["GET /v2/integrations"] == 2  # LLM and AGENT, one page each
+    assert counts["GET /v2/integrations/{integration_id}"] == 2
+    assert counts["GET /v2/prompts/{prompt_id}"] == 1 and counts["GET /v2/evaluators/{evaluator_id}"] == 2
+
+
+def test_plan_verbose_prints_the_request_count_of_the_live_read(cli: Cli, tree: Path, stats: Any,
+                                                                 reset_stats: Callable[[], None]) -> None:
+    assert cli("apply", str(tree), "--auto-approve").exit_code == 0
+    reset_stats()
+    result = cli("plan", str(tree), "-v")
+    assert result.exit_code == 0
+    sent = sum(stats().values())
+    # 2 integration lists + spaces + organizations + restrictions + 3 lists in `research`
+    # + 1 prompt versions list + 1 examples page + 1 experiments page + 1 evaluator GET
+    assert sent == 12
+    assert f"Live read: {sent} requests (0 retries)." in result.stderr
 
 
 def test_out_of_band_change_is_drift_and_drift_only_reads(cli: Cli, tree: Path, server: tuple[str, Any],
