@@ -59,7 +59,7 @@ def list_parameters(*filters: Mapping[str, Any], maximum: int = 100) -> list[dic
         *[dict(f) for f in filters],
         {"name": "limit", "in": "query", "required": False,
          "schema": {"type": "integer", "minimum": 1, "maximum": maximum, "default": 50}},
-        {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"},
+        {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string", "minLength": 1},
          "description": "Opaque; from pagination.next_cursor of the same query."},
     ]
 

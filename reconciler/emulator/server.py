@@ -15,6 +15,7 @@ import uvicorn
 
 from reconciler.emulator.app import create_app
 from reconciler.emulator.core import Emulator, EmulatorSettings
+from reconciler.errors import ConfigError
 
 
 def banner(settings: EmulatorSettings) -> str:
@@ -39,7 +40,11 @@ def banner(settings: EmulatorSettings) -> str:
 def serve(settings: EmulatorSettings, out: TextIO | None = None) -> None:
     """Build the emulator and its app, print the banner, and serve until interrupted."""
     emu = Emulator(settings)
-    app = create_app(emu)
+    try:
+        app = create_app(emu)
+    except ValueError as exc:  # a bad --faults spec or --rate-limit
+        emu.store.close()
+        raise ConfigError(str(exc)) from None
     stream = out or sys.stdout
     print(banner(settings), file=stream, flush=True)
     try:

@@ -42,11 +42,14 @@ def _groups(plan: Plan) -> Iterator[tuple[str, str, list[Operation]]]:
 
 
 def summary_line(plan: Plan) -> str:
+    """The contract's summary line. A replacement is a delete and a create, so it counts in both
+    (as Terraform counts it); the line before it names the replacements."""
     s = plan.summary()
-    text = f"Plan: {s['create']} to create, {s['update']} to update, {s['delete']} to delete"
+    text = (f"Plan: {s['create'] + s['replace']} to create, {s['update']} to update, "
+            f"{s['delete'] + s['replace']} to delete.")
     if s["replace"]:
-        text += f", {s['replace']} to replace"
-    return text + "."
+        text = f"{s['replace']} to replace (delete, then create; needs --allow-replace).\n" + text
+    return text
 
 
 def _change_line(c: Change) -> str:
@@ -121,7 +124,7 @@ def render_markdown(plan: Plan) -> str:
         lines.append("**Secrets not verifiable** (write-only; `--rotate-secrets` sends them):")
         lines.extend(f"- `{x}`" for x in plan.unverified_secrets)
     lines.append("")
-    lines.append(f"**{summary_line(plan)}**")
+    lines.extend(f"**{line}**" for line in summary_line(plan).splitlines())
     return "\n".join(lines) + "\n"
 
 
