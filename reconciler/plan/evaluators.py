@@ -54,7 +54,8 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
                 body["description"] = r.spec["description"]
             body["version"] = {"commit_message": r.spec.get("commit_message") or "create", "template_config": tc}
             op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
-                        changes=ctx.created(r, {k: v for k, v in body.items() if k in ("description", "version")}))
+                        changes=ctx.created(r, {k: v for k, v in {"description": body.get("description"),
+                                                                   **body["version"]}.items() if v is not None}))
             ctx.creates[r.identity] = op.id
             continue
         _update(r, ctx, live, tc, depends)
