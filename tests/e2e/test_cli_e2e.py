@@ -155,3 +155,28 @@ def test_export_round_trip_plans_empty(cli: Cli, tree: Path, tmp_path: Path) -> 
         for name in env_names:
             os.environ.pop(name, None)
     assert again.exit_code == 0, again.output
+
+
+def test_target_limits_the_run_to_a_resource_and_what_it_depends_on(cli: Cli, tree: Path) -> None:
+    result = cli("plan", str(tree), "--target", "Evaluator/research/faithfulness", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert sorted({op["address"] for op in data["operations"]}) == [
+        "Evaluator/research/faithfulness", "Integration/vendor-a-prod"]
+    assert any("--target" in w for w in data["warnings"])
+
+
+def test_prune_deletes_only_undeclared_resources_of_named_kinds(cli: Cli, tree: Path, server: tuple[str, Any]) -> None:
+    assert cli("apply", str(tree), "--auto-approve").exit_code == 0
+    api = httpx.Client(base_url=server[0], headers={"Authorization": "Bearer admin-key"})
+    space = next(s for s in api.get("/v2/spaces").json()["spaces"] if s["name"] == "research")
+    api.post("/v2/prompts", json={"space_id": space["id"], "name": "stray", "version": {
+        "commit_message": "x", "provider": "VENDOR_A", "messages": [{"role": "user", "content": "hi"}]}}
+    ).raise_for_status()
+    plain = cli("plan", str(tree), "--detailed-exitcode")
+    assert plain.exit_code == 0  # nothing is deleted without --prune
+    pruned = cli("apply", str(tree), "--prune", "--auto-approve")
+    assert pruned.exit_code == 0, pruned.output
+    assert "Prompt/research/stray" in pruned.stdout
+    names = [p["name"] for p in api.get("/v2/prompts", params={"space_id": space["id"]}).json()["prompts"]]
+    assert names == ["summarize-ticket"]

@@ -1,0 +1,105 @@
+"""The emulator in its own process (``python -m reconciler emulator``), on a SQLite file, over a
+real socket: its CPU is not the reconciler's and the two do not share a GIL. The benchmark keeps
+snapshots of the file (``snapshot``/``restore`` with SQLite's backup API) so every scenario, ours and
+the naive baseline's, starts from the same account."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ADMIN_KEY = "admin-key"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def emulator(db: Path, *, rate_limit: float | None = None, faults: str | None = None) -> Iterator[str]:
+    """Serve ``db`` until the block ends; yields the base URL. Stopped with SIGINT, so the store
+    is closed (and the WAL checkpointed) before the file is copied."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "reconciler", "emulator", "--port", str(port), "--db", str(db)]
+    if rate_limit is not None:
+        cmd += ["--rate-limit", str(rate_limit)]
+    if faults:
+        cmd += ["--faults", faults]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise RuntimeError(f"the emulator exited: {err.strip()}")
+            try:
+                httpx.get(f"{url}/_emulator/stats", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the emulator did not start") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def reset_stats(url: str) -> None:
+    httpx.post(f"{url}/_emulator/reset-stats", timeout=10).raise_for_status()
+
+
+def read_stats(url: str) -> dict[str, int]:
+    counts: dict[str, int] = httpx.get(f"{url}/_emulator/stats", timeout=10).json()["requests"]
+    return counts
+
+
+def by_method(counts: dict[str, int]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for key, n in counts.items():
+        method = key.partition(" ")[0]
+        out[method] = out.get(method, 0) + n
+    return dict(sorted(out.items()))
+
+
+def copy_db(src: Path, dst: Path) -> None:
+    """A consistent copy of a SQLite file (the backup API, so a WAL is folded in)."""
+    if dst.exists():
+        dst.unlink()
+    for suffix in ("-wal", "-shm"):
+        extra = Path(str(dst) + suffix)
+        if extra.exists():
+            extra.unlink()
+    with sqlite3.connect(src) as source, sqlite3.connect(dst) as target:
+        source.backup(target)
+    # sqlite3's context manager commits but does not close
+    source.close()
+    target.close()
+
+
+def admin_client(url: str) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=60,
+                        limits=httpx.Limits(max_connections=8))
+
+
+def json_of(response: httpx.Response) -> Any:
+    response.raise_for_status()
+    return response.json()

@@ -1,0 +1,104 @@
+"""The executor on a scripted transport: references, secrets, dependency skips, --fail-fast."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from reconciler.apply.executor import APPLIED, FAILED, SKIPPED, execute
+from reconciler.client.http import ApiClient
+from reconciler.plan.model import SENSITIVE, Operation, Plan
+
+
+def client(handler: Any) -> ApiClient:
+    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler))
+    return ApiClient(http, max_retries=0, sleep=lambda s: None)
+
+
+def op(id: str, method: str, path: str, body: Any = None, depends: tuple[str, ...] = (), **kw: Any) -> Operation:
+    return Operation(id=id, action=kw.pop("action", "create"), kind=kw.pop("kind", "Integration"), name=id,
+                     method=method, path=path, body=body, depends_on=depends, address=kw.pop("address", id), **kw)
+
+
+def problem(status: int) -> httpx.Response:
+    return httpx.Response(status, json={"title": "Boom", "status": status, "detail": "no"},
+                          headers={"content-type": "application/problem+json"})
+
+
+def test_references_resolve_from_earlier_responses_and_secrets_are_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CANARY_KEY", "sekret-123")
+    seen: list[tuple[str, str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content) if request.content else None
+        seen.append((request.method, request.url.path, body))
+        if request.url.path == "/v2/prompts":
+            return httpx.Response(201, json={"id": "P1", "version": {"id": "V1"}})
+        return httpx.Response(200, json={})
+
+    plan = Plan(operations=(
+        op("a", "POST", "/v2/prompts", {"name": "a", "api_key": SENSITIVE}, secrets={"/api_key": "env:CANARY_KEY"}),
+        op("b", "PUT", "/v2/prompt-versions/${a:version.id}/labels", {"labels": ["x"], "of": "${a:id}"}, ("a",)),
+    ))
+    report = execute(plan, client(handler), parallelism=4)
+    assert report.ok
+    assert seen == [("POST", "/v2/prompts", {"name": "a", "api_key": "sekret-123"}),
+                    ("PUT", "/v2/prompt-versions/V1/labels", {"labels": ["x"], "of": "P1"})]
+    assert plan.operations[0].body["api_key"] == SENSITIVE  # the plan itself never holds the value
+
+
+def test_a_failed_call_skips_its_dependents_and_independent_work_goes_on() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return problem(422) if request.url.path == "/v2/a" else httpx.Response(200, json={"id": "x"})
+
+    plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PUT", "/v2/b", {}, ("a",)),
+                            op("c", "PUT", "/v2/c", {}, ("b",)), op("d", "PATCH", "/v2/d", {})))
+    report = execute(plan, client(handler), parallelism=2)
+    assert [(o.op.id, o.status) for o in report.outcomes] == [("a", FAILED), ("b", SKIPPED), ("c", SKIPPED),
+                                                              ("d", APPLIED)]
+    assert "422 Boom: no" in (report.outcomes[0].detail or "")
+    assert "depends on a" in (report.outcomes[1].detail or "")
+    text = "\n".join(report.lines())
+    assert "Applied: 1" in text and "Failed: 1" in text and "Skipped: 2" in text
+
+
+def test_fail_fast_starts_nothing_after_the_first_failure() -> None:
+    calls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.path)
+        return problem(500) if request.url.path == "/v2/a" else httpx.Response(200, json={})
+
+    plan = Plan(operations=tuple(op(n, "PATCH", f"/v2/{n}", {}, address="same") for n in "abcd"))
+    report = execute(plan, client(handler), parallelism=1, fail_fast=True)
+    assert calls == ["/v2/a"]
+    assert [o.status for o in report.outcomes] == [FAILED, SKIPPED, SKIPPED, SKIPPED]
+
+
+def test_deletes_run_after_creates_and_updates() -> None:
+    order: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        order.append(f"{request.method} {request.url.path}")
+        return httpx.Response(204) if request.method == "DELETE" else httpx.Response(200, json={"id": "1"})
+
+    plan = Plan(operations=(op("del", "DELETE", "/v2/integrations/9", action="delete"),
+                            op("new", "POST", "/v2/integrations", {"name": "n"})))
+    assert execute(plan, client(handler), parallelism=4).ok
+    assert order == ["POST /v2/integrations", "DELETE /v2/integrations/9"]
+
+
+def test_a_create_that_meets_409_adopts_the_existing_resource() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return problem(409)
+        return httpx.Response(200, json={"integrations": [{"id": "I9", "name": "n", "type": "LLM"}],
+                                         "pagination": {"has_more": False}})
+
+    plan = Plan(operations=(op("n", "POST", "/v2/integrations", {"type": "LLM", "name": "n"}),))
+    report = execute(plan, client(handler))
+    assert report.ok and report.responses["n"]["id"] == "I9"
+    assert "adopted" in (report.outcomes[0].detail or "")
