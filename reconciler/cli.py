@@ -183,8 +183,10 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
 
     options = _options(kw)
     conn = _connection(kw)
+    from_file = is_plan_file(paths)
+    manifests = None if from_file else load(paths, _stdin_for(paths))  # bad input: refused before any request
     with connect(conn, on_event=_events(verbose)) as client:
-        if is_plan_file(paths):
+        if from_file:
             planned = read_plan_file(paths[0])
             stale, live = stale_objects(planned, client)
             if stale:
@@ -193,14 +195,14 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
             manifest_paths = [p for p in planned.manifests if p != "-" and Path(p).exists()]
             manifests = load(manifest_paths) if manifest_paths else None
         else:
-            manifests = load(paths, _stdin_for(paths))
+            assert manifests is not None
             live, planned = plan_against(manifests, client, options)
             _report_read(verbose, live)
         click.echo(render_text(planned, colour=sys.stdout.isatty()), nl=False)
         if planned.empty:
             return
         check_replacements(planned)
-        if not auto_approve and not is_plan_file(paths):
+        if not auto_approve and not from_file:
             if not sys.stdin.isatty():
                 raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
             if not click.confirm("Apply these changes?", default=False):

@@ -7,6 +7,8 @@ field reads back. Add a provider by adding one ``Provider`` entry to ``PROVIDERS
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -165,3 +167,32 @@ def secret_fields(provider: str | None) -> list[str]:
     """Names of the write-only fields of an LLM provider (None: of an AGENT)."""
     fields = AGENT_FIELDS if provider is None else PROVIDERS[provider].fields
     return [f.name for f in fields.values() if f.write_only]
+
+
+# ---------------------------------------------------------------- AGENT rules shared by the validator and emulator
+
+_SCHEMA_VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+
+
+def without_required(schema: Any) -> Any:
+    """A JSON Schema with every ``required`` keyword dropped, at any depth: a preset config is a
+    partial request body (api-spec.md 2.1: present fields are validated, missing ones ignored)."""
+    if isinstance(schema, dict):
+        return {k: (v if k in _SCHEMA_VALUE_KEYWORDS else without_required(v))
+                for k, v in schema.items() if not (k == "required" and isinstance(v, list))}
+    if isinstance(schema, list):
+        return [without_required(v) for v in schema]
+    return schema
+
+
+def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP a host names literally, including the shorthand IPv4 forms (``127.1``,
+    ``0x7f.0.0.1``, ``2130706433``) that resolvers accept; None for a name."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None

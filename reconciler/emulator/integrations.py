@@ -35,9 +35,7 @@ A preset given on PATCH is the preset's whole desired state: an omitted ``descri
 from __future__ import annotations
 
 import copy
-import ipaddress
 import re
-import socket
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -85,7 +83,9 @@ from reconciler.providers import (
     FieldKind,
     Provider,
     has_model_source,
+    literal_address,
     serialized_header_bytes,
+    without_required,
 )
 
 KIND = "integration"
@@ -291,7 +291,7 @@ def _endpoint_problem(url: str) -> str | None:
         return "has no host"
     if host == "localhost" or host.endswith(".localhost"):
         return "must not point at localhost"
-    address = _literal_address(host)
+    address = literal_address(host)
     if address is None and not _is_dns_name(host):
         return f"has no valid host ({host!r})"
     if address is not None:
@@ -311,33 +311,6 @@ def _is_dns_name(host: str) -> bool:
     except UnicodeError:
         return False
     return len(ascii_host) <= 253 and all(_DNS_LABEL.match(label) for label in ascii_host.split("."))
-
-
-def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The IP a host names literally, including the shorthand IPv4 forms (``127.1``,
-    ``0x7f.0.0.1``, ``2130706433``) that resolvers accept."""
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    try:
-        return ipaddress.IPv4Address(socket.inet_aton(host))
-    except OSError:
-        return None
-
-
-_SCHEMA_VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
-
-
-def without_required(schema: Any) -> Any:
-    """A JSON Schema with every ``required`` keyword dropped, at any depth (preset configs are
-    partial request bodies: present fields are validated, missing ones ignored)."""
-    if isinstance(schema, dict):
-        return {k: (v if k in _SCHEMA_VALUE_KEYWORDS else without_required(v))
-                for k, v in schema.items() if not (k == "required" and isinstance(v, list))}
-    if isinstance(schema, list):
-        return [without_required(v) for v in schema]
-    return schema
 
 
 def _check_input_schema(schema: Mapping[str, Any], where: str) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import socket
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -52,6 +51,8 @@ from reconciler.providers import (
     FieldKind,
     Provider,
     has_model_source,
+    literal_address,
+    without_required,
 )
 
 SCHEMA_ID = "https://reconciler.dev/schemas/manifest.json"
@@ -156,17 +157,6 @@ def _read_side_hints(fields: Mapping[str, ConfigField]) -> dict[str, str]:
 # ------------------------------------------------------------------ AGENT config
 
 
-def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    try:  # the legacy forms a resolver also accepts: 127.1, 0x7f000001, 2130706433
-        return ipaddress.IPv4Address(socket.inet_aton(host))
-    except OSError:
-        return None
-
-
 def _public_endpoint(value: str, path: Path, ctx: Ctx) -> None:
     """The service calls the endpoint only at a public address; a literal private or loopback address
     (or a localhost name) cannot work. Other names are checked by the service when it resolves them."""
@@ -180,7 +170,7 @@ def _public_endpoint(value: str, path: Path, ctx: Ctx) -> None:
     if host == "localhost" or host.endswith(".localhost"):
         ctx.problem(path, f"host {host} is a loopback name; the service only calls public addresses")
         return
-    ip = _literal_address(host)
+    ip = literal_address(host)
     if ip is None:
         return
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
@@ -203,21 +193,6 @@ def _schema_error(schema_json: str) -> str | None:
         where = "/".join(str(p) for p in exc.absolute_path)
         return f"is not a valid JSON Schema (Draft-07){' at ' + where if where else ''}: {exc.message}"
     return None
-
-
-_SCHEMA_VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
-
-
-def without_required(schema: Any) -> Any:
-    """A JSON Schema with every ``required`` keyword dropped, at any depth: a preset config is a partial
-    request body (api-spec.md 2.1: present fields are validated, missing ones ignored). The emulator
-    applies the same rule, so the two never disagree on a preset."""
-    if isinstance(schema, dict):
-        return {k: (v if k in _SCHEMA_VALUE_KEYWORDS else without_required(v))
-                for k, v in schema.items() if not (k == "required" and isinstance(v, list))}
-    if isinstance(schema, list):
-        return [without_required(v) for v in schema]
-    return schema
 
 
 @lru_cache(maxsize=512)
