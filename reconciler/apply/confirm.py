@@ -10,6 +10,8 @@ restriction re-lists the restrictions; a deleted resource is checked with a GET 
 from __future__ import annotations
 
 import copy
+import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +24,7 @@ from reconciler.plan.pins import pin_value
 
 EXAMPLES_LIMIT = 500
 LIST_LIMIT = 100
+_lock = threading.Lock()
 
 
 def _gone(client: ApiClient, path: str) -> bool:
@@ -46,25 +49,72 @@ def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], clien
     by_address: dict[str, list[Operation]] = {}
     for op in plan.operations:
         by_address.setdefault(op.address, []).append(op)
-    relist_restrictions = any(op.path.startswith("/v2/resource-restrictions") for op in plan.operations)
+    relist = _integration_types_to_relist(plan, by_address, live)
+    jobs.extend(_relist_integrations(fresh, t, client) for t in sorted(relist))
+    if any(op.path.startswith("/v2/resource-restrictions") for op in plan.operations):
+        jobs.append(_relist_restrictions(fresh, client))
 
     for address, ops in by_address.items():
         key = plan.pins.get(address)
+        if key and key[0] == "Integration" and key[1] in relist:
+            continue  # the list re-read covers it
         deletes = [op for op in ops if op.method == "DELETE" and op.action == "delete" and op.kind != "Experiment"]
         if deletes:  # pruned: it must be gone
-            jobs.extend(_check_deleted(fresh, op, client) for op in deletes)
+            jobs.extend(_check_deleted(fresh, op, client) for op in deletes
+                        if not (op.kind == "Integration" and _type_of(live, op.path) in relist))
             continue
         if key is None:
             continue
         jobs.append(_reread(fresh, key, ops, responses, client))
 
     client.map(lambda job: job(), jobs)
-    if relist_restrictions:
+    return fresh
+
+
+def _type_of(live: LiveState, path: str) -> str | None:
+    """The type of the live integration a path names (``/v2/integrations/{id}``)."""
+    resource_id = path.rsplit("/", 1)[1]
+    return next((t for (t, _), obj in live.integrations.items() if obj.get("id") == resource_id), None)
+
+
+def _pages(n: int) -> int:
+    return max(1, math.ceil(n / LIST_LIMIT))
+
+
+def _integration_types_to_relist(plan: Plan, by_address: dict[str, list[Operation]], live: LiveState) -> set[str]:
+    """Integration types for which re-listing (one request a page) is cheaper than one GET per
+    touched integration of that type. A replacement or prune touches both types: relist both."""
+    touched: dict[str, int] = {}
+    for address, ops in by_address.items():
+        if ops[0].kind != "Integration":
+            continue
+        key = plan.pins.get(address)
+        types = ("LLM", "AGENT") if key is None or any(op.action in ("replace", "delete") for op in ops) else (key[1],)
+        for t in types:
+            touched[t] = touched.get(t, 0) + 1
+    return {t for t, n in touched.items()
+            if n > _pages(sum(1 for k in live.integrations if k[0] == t) + n)}
+
+
+def _relist_integrations(fresh: LiveState, itype: str, client: ApiClient) -> Callable[[], None]:
+    def run() -> None:
+        items = client.paginate("/v2/integrations", "integrations", {"type": itype}, limit=LIST_LIMIT)
+        with _lock:  # other jobs write this dict concurrently
+            for k in [k for k in fresh.integrations if k[0] == itype]:
+                del fresh.integrations[k]
+            fresh.integrations.update({(itype, str(i.get("name"))): i for i in items})
+
+    return run
+
+
+def _relist_restrictions(fresh: LiveState, client: ApiClient) -> Callable[[], None]:
+    def run() -> None:
         fresh.restrictions = {
             (str(r.get("resource_type")), str(r.get("resource_id"))): r
             for r in client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT)
         }
-    return fresh
+
+    return run
 
 
 def _check_deleted(fresh: LiveState, op: Operation, client: ApiClient) -> Callable[[], None]:
@@ -73,10 +123,13 @@ def _check_deleted(fresh: LiveState, op: Operation, client: ApiClient) -> Callab
             return
         resource_id = op.path.rsplit("/", 1)[1]
         for table in (fresh.integrations, fresh.prompts, fresh.datasets, fresh.evaluators):
-            for k, v in list(table.items()):
+            with _lock:
+                items = list(table.items())
+            for k, v in items:
                 obj = v if isinstance(v, dict) else getattr(v, op.kind.lower(), {})
                 if isinstance(obj, dict) and obj.get("id") == resource_id:
-                    del table[k]
+                    with _lock:
+                        table.pop(k, None)
 
     return run
 
@@ -101,12 +154,15 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
         if kind == "Integration":
             obj_id = created or (existing or {}).get("id")
             if obj_id:
-                fresh.integrations[(key[1], key[2])] = client.get(f"/v2/integrations/{obj_id}")
+                got = client.get(f"/v2/integrations/{obj_id}")
+                with _lock:
+                    fresh.integrations[(key[1], key[2])] = got
                 if created:  # a replacement removed the other type's object of that name
                     for t in ("LLM", "AGENT"):
                         if t != key[1] and (t, key[2]) in fresh.integrations and any(
                                 op.action == "replace" for op in ops):
-                            del fresh.integrations[(t, key[2])]
+                            with _lock:
+                                fresh.integrations.pop((t, key[2]), None)
         elif kind == "Prompt":
             current = fresh.prompts.get((key[1], key[2]))
             prompt_id = created or (current.prompt.get("id") if current else None)
@@ -122,9 +178,11 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
             if current_d is None:
                 return
             dataset_id = current_d.dataset["id"]
-            updated = LiveDataset(dataset=current_d.dataset, experiments=current_d.experiments)
-            updated.examples = client.paginate(f"/v2/datasets/{dataset_id}/examples", "examples",
-                                               limit=EXAMPLES_LIMIT)
+            updated = LiveDataset(dataset=current_d.dataset, examples=current_d.examples,
+                                  experiments=current_d.experiments)
+            if any(op.kind != "Experiment" for op in ops):  # examples were written (or created)
+                updated.examples = client.paginate(f"/v2/datasets/{dataset_id}/examples", "examples",
+                                                   limit=EXAMPLES_LIMIT)
             if any(op.kind == "Experiment" for op in ops):
                 updated.experiments = client.paginate("/v2/experiments", "experiments", {"dataset_id": dataset_id},
                                                       limit=LIST_LIMIT)

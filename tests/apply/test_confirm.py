@@ -1,0 +1,55 @@
+"""The convergence check re-reads only what apply touched, choosing the cheaper of per-object GETs
+and list pages."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import httpx
+
+from reconciler.apply.confirm import reread_touched
+from reconciler.client.http import ApiClient
+from reconciler.model import LiveState
+from reconciler.plan.model import Operation, Plan
+
+
+def live_with(n: int) -> LiveState:
+    return LiveState(integrations={("LLM", f"i{k}"): {"id": f"I{k}", "type": "LLM", "name": f"i{k}", "v": 0}
+                                   for k in range(n)})
+
+
+def update_plan(names: list[str]) -> Plan:
+    ops = tuple(Operation(id=f"Integration/LLM/{n}#update", action="update", kind="Integration", name=n,
+                          method="PATCH", path=f"/v2/integrations/I{n[1:]}", address=f"Integration/{n}")
+                for n in names)
+    return Plan(operations=ops, pins={f"Integration/{n}": ["Integration", "LLM", n] for n in names})
+
+
+def recording_client(n: int) -> tuple[ApiClient, Counter[str]]:
+    seen: Counter[str] = Counter()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        seen["list" if path == "/v2/integrations" else "get"] += 1
+        if path == "/v2/integrations":
+            items: list[dict[str, Any]] = [{"id": f"I{k}", "type": "LLM", "name": f"i{k}", "v": 1} for k in range(n)]
+            return httpx.Response(200, json={"integrations": items[:100], "pagination": {"has_more": False}})
+        k = path.rsplit("I", 1)[1]
+        return httpx.Response(200, json={"id": f"I{k}", "type": "LLM", "name": f"i{k}", "v": 1})
+
+    return ApiClient(httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler))), seen
+
+
+def test_a_few_touched_integrations_are_read_one_by_one() -> None:
+    client, seen = recording_client(50)
+    fresh = reread_touched(update_plan(["i3"]), live_with(50), {}, client)
+    assert seen == {"get": 1}
+    assert fresh.integrations[("LLM", "i3")]["v"] == 1 and fresh.integrations[("LLM", "i4")]["v"] == 0
+
+
+def test_many_touched_integrations_are_re_listed() -> None:
+    client, seen = recording_client(50)
+    fresh = reread_touched(update_plan([f"i{k}" for k in range(10)]), live_with(50), {}, client)
+    assert seen == {"list": 1}
+    assert all(obj["v"] == 1 for obj in fresh.integrations.values())
