@@ -1,9 +1,10 @@
-"""The live-state reader: exactly the reads the manifests need, in three parallel phases, and the
-normalisation (``essence``) that tells the planner which live fields it may compare.
+"""The live-state reader: exactly the reads the manifests need, as parallel chains (see
+``read_live``), and the normalisation (``essence``) that tells the planner which live fields it may
+compare.
 
 Reads (every list at ``limit=100``, the API maximum, examples at 500; every page followed):
 
-1. Always, in parallel: integrations ``?type=LLM`` and ``?type=AGENT``, spaces, organizations,
+1. Always: integrations ``?type=LLM`` and ``?type=AGENT``, spaces, organizations,
    resource restrictions (unfiltered).
 2. For each space the manifests name (resolved by exact name, then id): the prompt, dataset and
    evaluator lists (``?space_id=``), for the kinds the manifests use (all three when
@@ -47,61 +48,66 @@ SPACED_LISTS: Mapping[str, tuple[str, str]] = {
 
 
 def read_live(client: ApiClient, scope: ReadScope) -> LiveState:
-    """Everything the plan compares against (module docstring), keyed as ``LiveState`` documents."""
+    """Everything the plan compares against (module docstring), keyed as ``LiveState`` documents.
+
+    The reads form independent chains that run at once (bounded by the client's parallelism): the
+    account-wide lists, and spaces -> each (space, kind) list -> that list's per-resource reads. A
+    chain's next step starts as soon as its own previous step is done, so the long integration
+    lists never hold up the per-resource reads."""
     before = client.stats.snapshot()
     live = LiveState()
 
-    # Phase 1: the account-wide lists.
-    llm, agent, spaces, organizations, restrictions = client.map(_call, [
-        lambda: client.paginate("/v2/integrations", "integrations", {"type": "LLM"}, limit=LIST_LIMIT),
-        lambda: client.paginate("/v2/integrations", "integrations", {"type": "AGENT"}, limit=LIST_LIMIT),
-        lambda: client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT),
-        lambda: client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT),
-        lambda: client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT),
-    ])
-    for asked, items in (("LLM", llm), ("AGENT", agent)):
-        for item in items:
-            live.integrations[(str(item.get("type", asked)), str(item.get("name")))] = item
-    live.spaces = spaces
-    live.organizations = organizations
-    for item in restrictions:
-        live.restrictions[(str(item.get("resource_type")), str(item.get("resource_id")))] = item
+    def integrations(asked: str) -> Callable[[], None]:
+        def read() -> None:
+            for item in client.paginate("/v2/integrations", "integrations", {"type": asked}, limit=LIST_LIMIT):
+                live.integrations[(str(item.get("type", asked)), str(item.get("name")))] = item
+        return read
 
-    # Phase 2: the lists of the named spaces.
-    space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
-    kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
-    jobs = [(sid, kind) for sid in space_ids for kind in kinds]
-    listed = client.map(_call, [_space_list(client, sid, kind) for sid, kind in jobs])
-    for (sid, kind), items in zip(jobs, listed, strict=True):
-        for item in items:
-            key = (sid, str(item.get("name")))
-            if kind == "Prompt":
-                live.prompts[key] = LivePrompt(prompt=item, latest=None)
-            elif kind == "Dataset":
-                live.datasets[key] = LiveDataset(dataset=item)
-            else:
-                live.evaluators[key] = LiveEvaluator(evaluator=item)
+    def organizations() -> None:
+        live.organizations = client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT)
 
-    # Phase 3: per declared resource that exists.
-    reads: list[Callable[[], None]] = []
-    for key in _declared(live, scope.prompts):
-        if key in live.prompts:
-            reads.append(_read_prompt_versions(client, live.prompts[key]))
-    for key in _declared(live, scope.datasets):
-        if key in live.datasets:
-            reads.append(_read_examples(client, live.datasets[key]))
-    for key in _declared(live, scope.retention):
-        if key in live.datasets:
-            reads.append(_read_experiments(client, live.datasets[key]))
-    for key in _declared(live, scope.evaluators):
-        if key in live.evaluators:
-            reads.append(_read_evaluator(client, live.evaluators[key]))
-    client.map(_call, reads)
+    def restrictions() -> None:
+        for item in client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT):
+            live.restrictions[(str(item.get("resource_type")), str(item.get("resource_id")))] = item
 
+    def spaces_and_below() -> None:
+        live.spaces = client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)
+        space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
+        kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
+        client.map(_call, [_space_chain(client, live, scope, sid, kind) for sid in space_ids for kind in kinds])
+
+    client.map(_call, [integrations("LLM"), integrations("AGENT"), spaces_and_below, organizations, restrictions])
     after = client.stats.snapshot()
     live.requests = after.total_requests - before.total_requests
     live.retries = after.retries - before.retries
     return live
+
+
+def _space_chain(client: ApiClient, live: LiveState, scope: ReadScope, space_id: str, kind: str) -> Callable[[], None]:
+    """One space's list of one kind, then the per-resource reads of the declared ones in it."""
+    def run() -> None:
+        reads: list[Callable[[], None]] = []
+        declared = {name: set(_declared(live, getattr(scope, name)))
+                    for name in ("prompts", "datasets", "retention", "evaluators")}
+        items = _space_list(client, space_id, kind)()
+        for item in items:
+            key = (space_id, str(item.get("name")))
+            if kind == "Prompt":
+                prompt = live.prompts[key] = LivePrompt(prompt=item, latest=None)
+                if key in declared["prompts"]:
+                    reads.append(_read_prompt_versions(client, prompt))
+            elif kind == "Dataset":
+                dataset = live.datasets[key] = LiveDataset(dataset=item)
+                if key in declared["datasets"]:
+                    reads.append(_read_examples(client, dataset))
+                if key in declared["retention"]:
+                    reads.append(_read_experiments(client, dataset))
+            else:
+                evaluator = live.evaluators[key] = LiveEvaluator(evaluator=item)
+                if key in declared["evaluators"]:
+                    reads.append(_read_evaluator(client, evaluator))
+        client.map(_call, reads)
+    return run
 
 
 def minimum_requests(live: LiveState, scope: ReadScope) -> int:
