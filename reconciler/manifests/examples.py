@@ -63,6 +63,13 @@ def read_examples_file(path: str, shown: str, problems: list[Problem]) -> tuple[
 
 
 def _jsonl(text: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]]:
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    try:  # fast path: the whole file as one array, one call into the C scanner
+        whole = _DECODER.decode("[" + ",".join(line for _, line in numbered) + "]")
+    except ValueError:
+        whole = None  # some line is broken: decode line by line to say which
+    if isinstance(whole, list) and len(whole) == len(numbered):
+        return whole, [n for n, _ in numbered]
     examples: list[Any] = []
     lines: list[int] = []
     decode = _DECODER.decode
