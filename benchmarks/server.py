@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,24 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class Served:
+    url: str
+    pid: int
+
+    def cpu_s(self) -> float:
+        """CPU time the emulator process has used so far (Linux ``/proc``; 0 elsewhere)."""
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def emulator(db: Path, *, rate_limit: float | None = None, faults: str | None = None) -> Iterator[str]:
-    """Serve ``db`` until the block ends; yields the base URL. Stopped with SIGINT, so the store
-    is closed (and the WAL checkpointed) before the file is copied."""
+def emulator(db: Path, *, rate_limit: float | None = None, faults: str | None = None) -> Iterator[Served]:
+    """Serve ``db`` until the block ends. Stopped with SIGINT, so the store is closed (and the WAL
+    checkpointed) before the file is copied."""
     port = free_port()
     cmd = [sys.executable, "-m", "reconciler", "emulator", "--port", str(port), "--db", str(db)]
     if rate_limit is not None:
@@ -53,7 +68,7 @@ def emulator(db: Path, *, rate_limit: float | None = None, faults: str | None = 
                 if time.monotonic() > deadline:
                     raise RuntimeError("the emulator did not start") from None
                 time.sleep(0.05)
-        yield url
+        yield Served(url, proc.pid)
     finally:
         proc.send_signal(signal.SIGINT)
         try:

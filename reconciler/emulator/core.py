@@ -218,6 +218,14 @@ async def read_json_object(request: Request) -> dict[str, Any]:
         value = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise Problem(400, f"malformed JSON body: {exc}") from None
+    except RecursionError:
+        raise Problem(400, "the JSON body is nested too deeply") from None
+    try:  # a lone surrogate (\ud800) decodes, but can be neither stored nor sent back
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise Problem(400, "the JSON body holds a lone surrogate (not a Unicode character)") from None
+    except RecursionError:
+        raise Problem(400, "the JSON body is nested too deeply") from None
     if not isinstance(value, dict):
         raise Problem(400, "the request body must be a JSON object")
     return value

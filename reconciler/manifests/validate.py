@@ -47,13 +47,21 @@ class _Sources(Mapping[str, Source]):
         return f"<sources of {self._file}: {len(self)} paths>"
 
 
+LABEL_PART_MAX = 60
+
+
+def _short(text: str) -> str:
+    """A name as problem lines show it: a huge value is cut, with its length, never echoed whole."""
+    return text if len(text) <= LABEL_PART_MAX else f"{text[:LABEL_PART_MAX]}...({len(text):,} characters)"
+
+
 def document_label(value: Mapping[str, Any]) -> str | None:
     kind, name, space = (value.get(k) for k in _HEAD)
     if not isinstance(kind, str) or not isinstance(name, str):
         return None
     if kind in SPACED_KINDS and isinstance(space, str):
-        return f"{kind}/{space}/{name}"
-    return f"{kind}/{name}"
+        return f"{_short(kind)}/{_short(space)}/{_short(name)}"
+    return f"{_short(kind)}/{_short(name)}"
 
 
 def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str) -> DesiredResource | None:

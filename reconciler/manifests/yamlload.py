@@ -91,7 +91,12 @@ class YamlDocument:
 
 
 class _AbortDocument(Exception):
-    """The rest of this document cannot be built (too deep, complex key): skip to its end."""
+    """The rest of this document cannot be built (complex key): skip to its end."""
+
+
+class _AbortFile(Exception):
+    """The rest of the file cannot be read cheaply (nesting too deep: skipping it would make the
+    parser walk the whole nest, whose cost grows with the square of its depth): stop here."""
 
 
 def read_text(raw: bytes, file: str, problems: list[Problem]) -> str | None:
@@ -152,6 +157,8 @@ def parse_documents(text: str, file: str, problems: list[Problem]) -> list[YamlD
                 except _AbortDocument:
                     _skip_to_document_end(get)
                     continue
+                except _AbortFile:
+                    break
                 if doc.value is not None:
                     docs.append(doc)
             elif t is yaml.StreamEndEvent:
@@ -161,11 +168,22 @@ def parse_documents(text: str, file: str, problems: list[Problem]) -> list[YamlD
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         what = " ".join(x for x in (exc.context, exc.problem) if x)
         problems.append(Problem(file, line, col, f"document {max(index, 1)}", f"YAML syntax error: {what}"))
-    except yaml.YAMLError as exc:  # pragma: no cover - libyaml reports marks for everything it rejects
-        problems.append(Problem(file, 1, 1, "file", f"YAML error: {exc}"))
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a control character)
+        line, col = _line_col(text, exc.position)
+        problems.append(Problem(file, line, col, "file",
+                                f"character U+{exc.character:04X} is not allowed in YAML"
+                                if isinstance(exc.character, int) else f"character {exc.character!r} is not allowed in YAML"))
+    except yaml.YAMLError as exc:  # pragma: no cover - libyaml reports marks for everything else it rejects
+        problems.append(Problem(file, 1, 1, "file", "YAML error: " + " ".join(str(exc).split())))
     finally:
         loader.dispose()
     return docs
+
+
+def _line_col(text: str, position: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    line = text.count("\n", 0, position) + 1
+    return line, position - (text.rfind("\n", 0, position) + 1) + 1
 
 
 def _skip_to_document_end(get: Callable[[], Any]) -> None:
@@ -270,7 +288,7 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
                 shown = ".".join(path.split(".")[:4])
                 problems.append(Problem(file, vl, vc, (_display(shown) + "...") if path else doc.label(),
                                         f"nested deeper than {MAX_DEPTH} levels"))
-                raise _AbortDocument
+                raise _AbortFile
             stack.append([value, path, None, None, {}] if t is MappingStartEvent else [value, path, 0])
 
 

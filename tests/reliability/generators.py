@@ -13,10 +13,8 @@ The same (total, seed) always gives the same documents, so a failure in the soak
 from __future__ import annotations
 
 import base64
-import json
 import random
 import secrets
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,13 +54,6 @@ class DesiredState:
     def env(self) -> dict[str, str]:
         return dict(self.secrets)
 
-    def counts(self) -> Counter[str]:
-        """Documents per kind (LLM and AGENT integrations apart: they are listed apart)."""
-        return Counter(_kind_key(d) for d in self.documents)
-
-    def names(self, kind_key: str) -> list[str]:
-        return sorted(d["name"] for d in self.documents if _kind_key(d) == kind_key)
-
     def write(self, directory: Path, files: int = 6) -> Path:
         """Write the documents as multi-document YAML files (``part-NN.yaml``) under ``directory``."""
         directory.mkdir(parents=True, exist_ok=True)
@@ -72,12 +63,6 @@ class DesiredState:
                                  allow_unicode=True, explicit_start=True)
             (directory / f"part-{n:02d}.yaml").write_text(text, encoding="utf-8")
         return directory
-
-
-def _kind_key(doc: dict[str, Any]) -> str:
-    if doc["kind"] == "Integration":
-        return f"Integration/{doc['type']}"
-    return str(doc["kind"])
 
 
 def _share(total: int) -> dict[str, int]:
@@ -228,9 +213,10 @@ def _restriction(i: int) -> dict[str, Any]:
             "resource_id": resource_id}
 
 
-def desired_state(total: int, seed: int) -> DesiredState:
-    """``total`` documents over every kind (see the module docstring), reproducible from ``seed``."""
-    rng = random.Random(seed)
+def desired_state(total: int, seed: int | random.Random) -> DesiredState:
+    """``total`` documents over every kind (see the module docstring), reproducible from ``seed``
+    (or drawn from the given generator: hypothesis's ``st.randoms()`` makes the draws shrinkable)."""
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     state = DesiredState([])
     sec = _Secrets(state, rng)
     share = _share(total)
@@ -249,8 +235,3 @@ def desired_state(total: int, seed: int) -> DesiredState:
 
 def api_key_canary() -> str:
     return canary("api-key")
-
-
-def as_json(documents: list[dict[str, Any]]) -> str:
-    """Documents as one YAML stream of JSON documents (JSON is YAML): handy for ``-`` on stdin."""
-    return "".join("---\n" + json.dumps(d) + "\n" for d in documents)

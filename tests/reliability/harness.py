@@ -87,7 +87,7 @@ class _SendTap:
         self._exchange = exchange
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(getattr(self._inner, "__self__"), name)
+        return getattr(getattr(self._inner, "__self__"), name)  # noqa: B009 (Send declares no __self__)
 
     async def send(self, message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -191,10 +191,10 @@ def serve(**overrides: Any) -> Iterator[Served]:
 # ---------------------------------------------------------------- driving the CLI
 
 
-def run_cli(args: list[str], env: Mapping[str, str], *, catch: bool = False) -> Result:
+def run_cli(args: list[str], env: Mapping[str, str], *, catch: bool = False, stdin: str | None = None) -> Result:
     """The CLI in-process; ``env`` is set for the run only. With ``catch`` an unexpected exception
     becomes ``result.exception`` (so a test can inspect its traceback) instead of propagating."""
-    return CliRunner().invoke(main, args, env=dict(env), catch_exceptions=catch)
+    return CliRunner().invoke(main, args, env=dict(env), catch_exceptions=catch, input=stdin)
 
 
 def cli_process(args: list[str], env: Mapping[str, str]) -> subprocess.Popen[str]:

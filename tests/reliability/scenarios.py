@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.reliability.generators import API_KEY_ENV, DesiredState, api_key_canary, desired_state
-from tests.reliability.harness import FAULTS, ApplyOutput, duplicates, live_names, run_cli, serve
+from tests.reliability.harness import (
+    FAULTS,
+    ApplyOutput,
+    Exchange,
+    cli_process,
+    duplicates,
+    live_names,
+    run_cli,
+    serve,
+)
 
 _PLAN_LINE = re.compile(r"^Plan: (\d+) to create, (\d+) to update, (\d+) to delete\.$", re.M)
 
@@ -114,6 +123,7 @@ def apply_under_faults(
             if result.exit_code == 0:
                 break
         run.figures.update(served.recorder.figures())
+        run.leaks += wire_leaks(served.recorder.api(), state.secrets, key)
         run.deletes_sent = sum(v for k, v in served.stats().items() if k.startswith("DELETE "))
         names = live_names(served.url, key)
         run.duplicates = duplicates(names)
@@ -133,7 +143,7 @@ def _judge(run: FaultRun, n: int, code: int, stdout: str, stderr: str, report: A
     if not report.consistent:
         run.inconsistent.append(f"run {n}: counts differ from the lines listed")
     if code == 0:
-        if failed or "Apply complete" not in stdout and "No changes" not in stdout:
+        if failed or ("Apply complete" not in stdout and "No changes" not in stdout):
             run.inconsistent.append(f"run {n}: exit 0 with {failed} failed or skipped calls")
     elif failed == 0 and "Error:" not in stderr:
         run.inconsistent.append(f"run {n}: exit {code} without a failure or an error message")
@@ -145,3 +155,86 @@ def _judge(run: FaultRun, n: int, code: int, stdout: str, stderr: str, report: A
         run.unreported += [f"run {n}: {a}" for a in sorted(missing - named)]
     elif code != 0 and "Error:" not in stderr:
         run.unreported.append(f"run {n}: exit {code} with no report and no error")
+
+
+def wire_leaks(exchanges: list[Exchange], secrets: dict[str, str], api_key: str) -> list[str]:
+    """Where a secret crossed the wire where it should not: the API key anywhere but the
+    ``Authorization`` header, a manifest secret anywhere but the body of an integration create or
+    update, and any secret in any answer. (``test_secrets`` also checks which integration.)"""
+    out: list[str] = []
+    for e in exchanges:
+        where = f"{e.method} {e.path}"
+        if api_key in e.body.decode("utf-8", "replace") or api_key in e.path + e.query or any(
+                api_key in v for k, v in e.headers if k != "authorization"):
+            out.append(f"API key in {where}")
+        carries = e.method in ("POST", "PATCH") and (e.path == "/v2/integrations" or
+                                                     e.path.startswith("/v2/integrations/"))
+        head = "\n".join(v for _, v in e.headers) + e.path + e.query
+        body = e.body.decode("utf-8", "replace")
+        answer = e.response_text()
+        for name, value in secrets.items():
+            if value in head or (value in body and not carries) or value in answer:
+                out.append(f"{name} in {where}")
+        if api_key in answer:
+            out.append(f"API key in the answer to {where}")
+    return out
+
+
+@dataclass
+class ConcurrentRun:
+    """Two applies of the same manifests started together, and what the service holds after."""
+
+    seed: int
+    resources: int
+    exit_codes: list[int] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    conflicts: int = 0  # 409 answers to creates: the two runs did race
+    requests: int = 0
+    duplicates: dict[str, list[str]] = field(default_factory=dict)
+    count_mismatch: dict[str, tuple[int, int]] = field(default_factory=dict)
+    leaks: list[str] = field(default_factory=list)
+    final_plan_exit: int | None = None
+
+    def problems(self) -> list[str]:
+        out: list[str] = []
+        if self.exit_codes != [0, 0]:
+            out.append(f"exit codes {self.exit_codes}: " + " | ".join(o[-1500:] for o in self.outputs))
+        if self.duplicates:
+            out.append(f"created twice: {self.duplicates}")
+        if self.count_mismatch:
+            out.append(f"live count differs from the manifests (live, manifests): {self.count_mismatch}")
+        if self.final_plan_exit != 0:
+            out.append(f"the plan after both runs is not clean (exit {self.final_plan_exit})")
+        if self.leaks:
+            out.append(f"secret leaked: {self.leaks[:5]}")
+        return out
+
+
+def concurrent_applies(seed: int, total: int, workdir: Path, *, latency_ms: int = 25) -> ConcurrentRun:
+    """Both processes read the empty service before either writes (``latency_ms`` on every request
+    makes sure of that), so every create races."""
+    state = desired_state(total, seed)
+    tree = state.write(workdir / f"concurrent-{seed}")
+    key = api_key_canary()
+    env = {**state.env(), API_KEY_ENV: key}
+    run = ConcurrentRun(seed, len(state.documents))
+    with serve(admin_key=key, faults=f"latency_ms={latency_ms}") as served:
+        procs = [cli_process(["apply", str(tree), "--auto-approve", "--base-url", served.url], env) for _ in range(2)]
+        for proc in procs:
+            out, err = proc.communicate(timeout=900)
+            run.exit_codes.append(proc.returncode)
+            run.outputs.append(out + err)
+            run.leaks += [f"output: {name}" for name, value in {**state.secrets, API_KEY_ENV: key}.items()
+                          if value in out + err]
+        exchanges = served.recorder.api()
+        run.requests = len(exchanges)
+        run.conflicts = sum(e.method == "POST" and e.status == 409 for e in exchanges)
+        run.leaks += wire_leaks(exchanges, state.secrets, key)
+        names = live_names(served.url, key)
+        run.duplicates = duplicates(names)
+        want = expected_counts(state)
+        run.count_mismatch = {k: (len(names.get(k, [])), want[k]) for k in set(want) | set(names)
+                              if len(names.get(k, [])) != want[k]}
+        run.final_plan_exit = run_cli(["plan", str(tree), "--detailed-exitcode", "--base-url", served.url],
+                                      env).exit_code
+    return run

@@ -1,0 +1,228 @@
+"""``python -m benchmarks.run --scale small|large``: the cost of plan and apply on a large account.
+
+It builds an account (``benchmarks.account``) in a fresh emulator served by its own process over a
+real socket (``benchmarks.server``), then measures four scenarios, each for the reconciler and for
+the naive baseline (``benchmarks.naive``) on the same account (the emulator's SQLite file is
+restored from a snapshot before every run):
+
+1. ``plan_in_sync``: plan when everything is in sync.
+2. ``plan_apply_5pct``: plan and apply after 5% of the resources changed (and re-read to confirm).
+3. ``apply_from_empty``: apply the manifests to an account that has only its spaces.
+4. ``plan_latency_20ms``: plan with the emulator's ``--faults latency_ms=20``.
+
+plus ``apply_5pct_rate_limit_50``: scenario 2 under ``--rate-limit 50``, for the rate it reaches.
+
+Each measured run is a child process (``benchmarks.worker``) so its CPU time and peak RSS are its
+own. Requests are counted by the emulator (``GET /_emulator/stats``, reset before each run); the
+lower bound comes from the account's shape (``benchmarks.bounds``, counted from the SQLite file by
+``benchmarks.census``). It prints a table, then one JSON line per scenario, and rewrites
+``docs/performance.md`` with this scale's figures (the other scale's are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks import bounds, report
+from benchmarks.account import RETENTION, SCALES, SECRET_ENV, AccountSpec, change_of, write_manifests
+from benchmarks.census import Census, take
+from benchmarks.seed import seed_experiments, seed_spaces
+from benchmarks.server import by_method, copy_db, emulator, read_stats, reset_stats
+from reconciler.manifests import load_manifests
+
+RATE_LIMIT = 50.0
+LATENCY_FAULTS = "latency_ms=20"
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "performance.md"
+
+
+def run_worker(job: dict[str, Any]) -> dict[str, Any]:
+    env = {**os.environ, **SECRET_ENV, "RECONCILER_API_KEY": "admin-key"}
+    done = subprocess.run([sys.executable, "-m", "benchmarks.worker", json.dumps(job)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"benchmark worker failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+class Bench:
+    """One benchmark run at one scale, in a temporary directory."""
+
+    def __init__(self, scale: float, work: Path, examples: int = 500, log: Any = print) -> None:
+        self.spec = AccountSpec.at(scale, examples=examples)
+        self.change = change_of(self.spec)
+        self.work = work
+        self.log = log
+        self.base = write_manifests(self.spec, work / "base")
+        self.changed = write_manifests(self.spec, work / "changed", self.change)
+        for key, value in SECRET_ENV.items():
+            os.environ.setdefault(key, value)
+        self.base_set = load_manifests([str(self.base)])
+        self.changed_set = load_manifests([str(self.changed)])
+        self.empty_db = work / "empty.db"
+        self.synced_db = work / "synced.db"
+        self.db = work / "run.db"
+
+    # ------------------------------------------------------------------ measuring
+
+    def measure(self, mode: str, action: str, manifests: Path, *, rate_limit: float | None = None,
+                faults: str | None = None, start: Path) -> tuple[dict[str, Any], Census]:
+        """One worker run on a copy of ``start``; returns its result (with the emulator's counts)
+        and the census of the account afterwards."""
+        copy_db(start, self.db)
+        with emulator(self.db, rate_limit=rate_limit, faults=faults) as served:
+            reset_stats(served.url)
+            cpu0 = served.cpu_s()
+            result = run_worker({"mode": mode, "action": action, "manifests": str(manifests), "url": served.url})
+            result["emulator_cpu_s"] = round(served.cpu_s() - cpu0, 2)
+            result["server_requests"] = by_method(read_stats(served.url))
+        return result, take(self.db)
+
+    def setup(self) -> None:
+        self.log("setting up: spaces")
+        with emulator(self.empty_db) as served:
+            seed_spaces(served.url, self.spec)
+
+    # ------------------------------------------------------------------ scenarios
+
+    def scenarios(self) -> list[dict[str, Any]]:
+        self.setup()
+        empty = take(self.empty_db)
+        out: list[dict[str, Any]] = []
+
+        self.log("scenario 3: apply from an empty account")
+        ours, after = self.measure("ours", "apply", self.base, start=self.empty_db)
+        copy_db(self.db, self.synced_db)
+        naive, _ = self.measure("naive", "apply", self.base, start=self.empty_db)
+        lists, per = bounds.read_bound(empty, self.base_set)
+        bound3 = bounds.Bound(lists, per, bounds.create_writes(self.base_set),
+                              bounds.create_reread(after, self.base_set))
+        three = self.row("apply_from_empty", ours, naive, bound3)
+
+        self.log("seeding experiments")
+        with emulator(self.synced_db) as served:
+            seed_experiments(served.url, self.spec)
+        synced = take(self.synced_db)
+
+        self.log("scenario 1: plan in sync")
+        ours, _ = self.measure("ours", "plan", self.base, start=self.synced_db)
+        naive, _ = self.measure("naive", "plan", self.base, start=self.synced_db)
+        bound1 = bounds.Bound(*bounds.read_bound(synced, self.base_set), 0, 0)
+        out.append(self.row("plan_in_sync", ours, naive, bound1))
+
+        self.log("scenario 2: plan and apply after a 5% change")
+        now_iso = datetime.now(UTC).isoformat()
+        ours, after = self.measure("ours", "apply", self.changed, start=self.synced_db)
+        naive, _ = self.measure("naive", "apply", self.changed, start=self.synced_db)
+        writes = self._change_writes(synced, now_iso)
+        bound2 = bounds.Bound(*bounds.read_bound(synced, self.changed_set), writes,
+                              bounds.change_reread(after, self.change, after.integrations["LLM"],
+                                                   after.integrations["AGENT"]))
+        out.append(self.row("plan_apply_5pct", ours, naive, bound2))
+        out.append(three)
+
+        self.log("scenario 4: plan with --faults latency_ms=20")
+        ours, _ = self.measure("ours", "plan", self.base, faults=LATENCY_FAULTS, start=self.synced_db)
+        naive, _ = self.measure("naive", "plan", self.base, faults=LATENCY_FAULTS, start=self.synced_db)
+        out.append(self.row("plan_latency_20ms", ours, naive, bound1))
+
+        self.log(f"scenario 2 under --rate-limit {RATE_LIMIT:g}")
+        ours, _ = self.measure("ours", "apply", self.changed, rate_limit=RATE_LIMIT, start=self.synced_db)
+        rated = self.row("apply_5pct_rate_limit_50", ours, None, bound2)
+        rated.update(rate_figures(ours, RATE_LIMIT))
+        out.append(rated)
+        return out
+
+    def _change_writes(self, synced: Census, now_iso: str) -> int:
+        from benchmarks.account import CHANGED_KEEP_LAST
+
+        writes, _ = bounds.change_writes(synced, self.spec, self.change, CHANGED_KEEP_LAST,
+                                         RETENTION["older_than_days"], now_iso)
+        return writes
+
+    def row(self, scenario: str, ours: dict[str, Any], naive: dict[str, Any] | None,
+            bound: bounds.Bound) -> dict[str, Any]:
+        requests = ours["server_requests"]
+        total = sum(requests.values())
+        row: dict[str, Any] = {
+            "scenario": scenario,
+            "wall_s": ours["wall_s"],
+            "requests": requests,
+            "lower_bound": bound.total,
+            "ratio": round(total / bound.total, 4) if bound.total else None,
+            "planner_cpu_s": ours["planner_cpu_s"],
+            "peak_rss_mb": ours["peak_rss_mb"],
+            "bound": bound.as_json(),
+            "phases": ours.get("phases", {}),
+            "phase_cpu": ours.get("phase_cpu", {}),
+            "http_cpu_s": ours.get("http_cpu_s"),
+            "emulator_cpu_s": ours.get("emulator_cpu_s"),
+            "client": ours.get("client", {}),
+            "failed": ours.get("failed", 0),
+            "converged": ours.get("converged"),
+        }
+        if naive is not None:
+            naive_total = sum(naive["server_requests"].values())
+            row["naive"] = {"wall_s": naive["wall_s"], "requests": naive["server_requests"],
+                            "ratio": round(naive_total / bound.total, 4) if bound.total else None,
+                            "planner_cpu_s": naive["planner_cpu_s"], "peak_rss_mb": naive["peak_rss_mb"],
+                            "emulator_cpu_s": naive.get("emulator_cpu_s"),
+                            "failed": naive.get("failed", 0)}
+            row["naive_wall_over_ours"] = round(naive["wall_s"] / ours["wall_s"], 2) if ours["wall_s"] else None
+        return row
+
+
+def rate_figures(result: dict[str, Any], rate: float) -> dict[str, Any]:
+    """The rate the whole ``apply`` (read, plan, writes, re-read) reached under the limit: calls that
+    succeeded (429s are waits, not calls) over what the token bucket could let through in that
+    time, ``capacity + rate * seconds`` (it starts full, capacity = rate)."""
+    calls = sum(result.get("client", {}).get("requests", {}).values())
+    phases = result.get("phases", {})
+    seconds = sum(v for k, v in phases.items() if k != "load_s")
+    allowed = max(1.0, rate) + rate * seconds
+    return {"rate_limit": rate, "rate_calls": calls, "rate_s": round(seconds, 3),
+            "rate_achieved": round(calls / seconds, 2) if seconds else 0.0,
+            "rate_fraction": round(calls / allowed, 3),
+            "throttled": result.get("client", {}).get("throttled", 0)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
+    parser.add_argument("--scale", default="small", help="small, large, or a factor (1.0 = large)")
+    parser.add_argument("--examples", type=int, default=500, help="examples per dataset")
+    parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/performance.md")
+    parser.add_argument("--workdir", help="keep the manifests and SQLite snapshots here (default: a temp dir)")
+    args = parser.parse_args(argv)
+    scale = SCALES.get(args.scale) or float(args.scale)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="reconciler-bench-") as tmp:
+        work = Path(args.workdir) if args.workdir else Path(tmp)
+        bench = Bench(scale, work, examples=args.examples,
+                      log=lambda line: print(f"[{time.monotonic() - started:7.1f}s] {line}", file=sys.stderr))
+        rows = bench.scenarios()
+    result = {"scale": args.scale, "factor": scale, "account": bench.spec.as_json(),
+              "change": bench.change.resources, "cpus": os.cpu_count(),
+              "date": datetime.now(UTC).strftime("%Y-%m-%d"), "rows": rows,
+              "targets": report.targets(rows)}
+    print(report.table(result))
+    for row in rows:
+        print(json.dumps({k: row[k] for k in ("scenario", "wall_s", "requests", "lower_bound", "ratio",
+                                              "planner_cpu_s", "peak_rss_mb")}
+                         | {k: row[k] for k in ("naive", "rate_fraction") if k in row}))
+    if not args.no_doc:
+        report.write_doc(DOC, args.scale, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""One measured run of the reconciler (or of the naive baseline), in a process of its own so its
+CPU time and peak RSS are its own: ``python -m benchmarks.worker JOB_JSON``; prints one JSON line.
+
+The reconciler runs in-process through the library (``workflow.load``, ``plan_against``,
+``run_apply``, ``confirm_converged``) against the emulator over a real socket.
+
+``planner_cpu_s`` is the process's CPU time (every thread: ``time.process_time``) minus the CPU
+time the threads spent inside the HTTP transport (``time.thread_time`` around sending the request
+and receiving the whole body: connection handling, socket I/O, HTTP parsing). What remains is the
+reconciler's own work: loading manifests, building requests, decoding JSON, reading, planning,
+applying. Wall time covers the whole job, manifest loading included, as a user's command does;
+interpreter start-up and imports are not measured (they happen before the clock starts).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from benchmarks.naive import naive_writes
+from reconciler.client.http import ApiClient, StatsSnapshot, build_http_client
+from reconciler.client.live import read_live
+from reconciler.plan.model import PlanOptions
+from reconciler.plan.planner import make_plan
+from reconciler.workflow import confirm_converged, load, run_apply
+
+
+class TimedTransport(httpx.BaseTransport):
+    """Adds up the thread CPU time spent in the wrapped transport, body included."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+        self.cpu_s = 0.0
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        start = time.thread_time()
+        try:
+            response = self.inner.handle_request(request)
+            response.read()
+            return response
+        finally:
+            spent = time.thread_time() - start
+            with self._lock:
+                self.cpu_s += spent
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@dataclass(frozen=True)
+class Job:
+    mode: str  # "ours" or "naive"
+    action: str  # "plan" or "apply"
+    manifests: str
+    url: str
+    parallelism: int = 8
+    api_key: str = "admin-key"
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Job:
+        return cls(**data)
+
+
+def _client(job: Job, parallelism: int) -> tuple[ApiClient, TimedTransport]:
+    limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
+    transport = TimedTransport(httpx.HTTPTransport(limits=limits))
+    http = build_http_client(job.url, job.api_key, parallelism=parallelism, transport=transport)
+    return ApiClient(http, parallelism=parallelism), transport
+
+
+def _delta(after: StatsSnapshot, before: StatsSnapshot) -> dict[str, Any]:
+    methods = sorted(set(after.requests) | set(before.requests))
+    return {"requests": {m: after.requests.get(m, 0) - before.requests.get(m, 0) for m in methods
+                         if after.requests.get(m, 0) - before.requests.get(m, 0)},
+            "attempts": after.attempts - before.attempts, "throttled": after.throttled - before.throttled,
+            "retries": after.retries - before.retries, "wait_s": round(after.wait_seconds - before.wait_seconds, 3)}
+
+
+def run(job: Job) -> dict[str, Any]:
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    phases: dict[str, float] = {}
+    phase_cpu: dict[str, float] = {}
+    out: dict[str, Any] = {"mode": job.mode, "action": job.action}
+    mark, cpu_mark = wall0, cpu0
+
+    def phase(name: str) -> None:
+        nonlocal mark, cpu_mark
+        now, now_cpu = time.perf_counter(), time.process_time()
+        phases[name] = round(now - mark, 3)
+        phase_cpu[name.replace("_s", "_cpu_s")] = round(now_cpu - cpu_mark, 3)
+        mark, cpu_mark = now, now_cpu
+
+    manifests = load([job.manifests])
+    phase("load_s")
+    parallelism = job.parallelism if job.mode == "ours" else 1
+    client, transport = _client(job, parallelism)
+    options = PlanOptions(version_name="bench")
+    with client:
+        # plan_against(manifests, client, options) is read_live then make_plan; called apart here to
+        # time them apart (the naive baseline reads with parallelism 1, so the same code serves both).
+        live = read_live(client, manifests.read_scope())
+        phase("read_s")
+        plan = make_plan(manifests, live, options)
+        phase("plan_s")
+        out["plan_operations"] = len(plan.operations)
+        out["plan_summary"] = plan.summary()
+        before_apply = client.stats.snapshot()
+        if job.action == "apply":
+            if job.mode == "ours":
+                out["failed"] = 0
+                out["converged"] = plan.empty
+                if not plan.empty:
+                    report = run_apply(plan, client, parallelism=parallelism, fail_fast=False)
+                    out["failed"] = len(report.of("failed")) + len(report.of("skipped"))
+                    out["failures"] = [f"{o.op.address}: {o.detail}" for o in report.outcomes
+                                       if o.status != "applied"][:5]
+                    phase("apply_s")
+                    out["apply_stats"] = _delta(client.stats.snapshot(), before_apply)
+                    before_confirm = client.stats.snapshot()
+                    again = confirm_converged(manifests, client, plan, live, report)
+                    phase("confirm_s")
+                    out["confirm_stats"] = _delta(client.stats.snapshot(), before_confirm)
+                    out["converged"] = again.empty
+                    out["not_converged"] = [op.address for op in again.operations][:5]
+            else:
+                sent, failed = naive_writes(manifests, live, client)
+                out["failed"] = failed
+                phase("apply_s")
+                out["apply_stats"] = _delta(client.stats.snapshot(), before_apply)
+        stats = client.stats.snapshot()
+    wall = time.perf_counter() - wall0
+    cpu = time.process_time() - cpu0
+    out.update(
+        wall_s=round(wall, 3), cpu_s=round(cpu, 3), http_cpu_s=round(transport.cpu_s, 3),
+        planner_cpu_s=round(max(0.0, cpu - transport.cpu_s), 3),
+        peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        phases=phases, phase_cpu=phase_cpu, client=_delta(stats, StatsSnapshot({}, 0, 0, 0, 0.0)),
+    )
+    return out
+
+
+def main(argv: list[str]) -> int:
+    job = Job.from_json(json.loads(argv[0]))
+    print(json.dumps(run(job)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,96 @@
+"""The benchmark machinery at a tiny scale, so it does not rot: every scenario runs end to end
+against a real emulator process, and the figures it reports are consistent with each other.
+Structure and arithmetic only, never timings."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import report
+from benchmarks.account import AccountSpec, change_of, pages
+from benchmarks.bounds import Bound, read_bound
+from benchmarks.census import Census
+from benchmarks.run import main
+from reconciler.model import DesiredResource, ManifestSet
+
+SCENARIOS = ["plan_in_sync", "plan_apply_5pct", "apply_from_empty", "plan_latency_20ms", "apply_5pct_rate_limit_50"]
+
+
+@pytest.fixture(scope="module")
+def run_output(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--scale", "0.005", "--examples", "5", "--no-doc",
+                     "--workdir", str(tmp_path_factory.mktemp("bench"))]) == 0
+    return [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
+
+
+def test_the_run_prints_one_json_line_per_scenario_with_the_issue_fields(run_output: list[dict[str, Any]]) -> None:
+    assert [row["scenario"] for row in run_output] == SCENARIOS
+    for row in run_output:
+        assert {"scenario", "wall_s", "requests", "lower_bound", "ratio", "planner_cpu_s", "peak_rss_mb"} <= set(row)
+
+
+def test_the_ratio_is_the_emulator_count_over_the_lower_bound(run_output: list[dict[str, Any]]) -> None:
+    for row in run_output:
+        assert row["ratio"] == round(sum(row["requests"].values()) / row["lower_bound"], 4)
+
+
+def test_a_plan_in_sync_only_reads_and_meets_the_bound(run_output: list[dict[str, Any]]) -> None:
+    row = run_output[0]
+    assert set(row["requests"]) == {"GET"}
+    assert row["ratio"] == 1.0
+
+
+def test_the_naive_baseline_runs_beside_every_scenario_but_the_rate_limited_one(
+        run_output: list[dict[str, Any]]) -> None:
+    assert all("naive" in row for row in run_output[:4])
+    assert "rate_fraction" in run_output[4]
+
+
+def test_the_lower_bound_of_a_read_counts_list_pages_and_per_resource_reads() -> None:
+    census = Census(integrations=Counter({"LLM": 250, "AGENT": 3}), spaces={"s": "S1"}, organizations=1,
+                    restrictions=0, prompts={("S1", "p"): "P1"}, prompt_versions=Counter({"P1": 101}),
+                    datasets={("S1", "d"): "D1"}, examples=Counter({"D1": 1200}),
+                    experiments={"D1": ["2020-01-01T00:00:00+00:00"] * 3}, evaluators={("S1", "e"): "E1"})
+    manifests = ManifestSet((
+        DesiredResource("Prompt", "p", {}, space="s"),
+        DesiredResource("Dataset", "d", {"experiment_retention": {"keep_last": 1}}, space="s"),
+        DesiredResource("Evaluator", "e", {}, space="s"),
+    ))
+    lists, per = read_bound(census, manifests)
+    assert lists == 3 + 1 + 1 + 1 + 1 + 3  # LLM, AGENT, spaces, orgs, restrictions, three space lists
+    assert per == 2 + 3 + 1 + 1  # versions, examples at 500, experiments, the evaluator GET
+    assert Bound(lists, per, 4, 2).total == lists + per + 6
+
+
+def test_the_change_touches_one_resource_in_twenty_of_each_kind() -> None:
+    spec = AccountSpec.at(1.0)
+    change = change_of(spec)
+    assert len(change.llm) == 100 and len(change.agent) == 25
+    assert len(change.prompt_descriptions) + len(change.prompt_versions) == 50
+    assert pages(0) == 1 and pages(101) == 2
+
+
+def test_the_document_keeps_the_other_scale_when_one_is_rewritten(tmp_path: Path) -> None:
+    def result(scale: str) -> dict[str, Any]:
+        row = {"scenario": "plan_in_sync", "wall_s": 1.0, "requests": {"GET": 10}, "lower_bound": 10, "ratio": 1.0,
+               "planner_cpu_s": 0.05, "peak_rss_mb": 50.0, "phases": {},
+               "bound": {"list_pages": 5, "per_resource_reads": 5, "writes": 0, "reread": 0, "total": 10}}
+        return {"scale": scale, "account": AccountSpec.at(0.1).as_json(), "change": 1, "cpus": 2, "date": "d",
+                "rows": [row], "targets": report.targets([row])}
+
+    doc = tmp_path / "performance.md"
+    report.write_doc(doc, "small", result("small"))
+    report.write_doc(doc, "large", result("large"))
+    text = doc.read_text()
+    assert "## Scale small" in text and "## Scale large" in text
+    assert "How the lower bound is computed" in text
