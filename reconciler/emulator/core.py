@@ -74,7 +74,8 @@ def now() -> str:
 
 class Store:
     """A JSON document store on SQLite. Documents are dicts with an ``id``; each has a kind, an
-    optional parent id and a monotonically increasing ``seq`` used for ordering and cursors.
+    optional parent id and a monotonically increasing ``seq`` used for ordering and cursors. A
+    document's ``name`` (when it has one) is indexed, so uniqueness checks do not scan a kind.
 
     One lock serialises access (starlette runs sync handlers in a thread pool). ``transaction()``
     groups several operations atomically.
@@ -89,10 +90,15 @@ class Store:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS docs (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
-                " id TEXT NOT NULL, parent TEXT, data TEXT NOT NULL)"
+                " id TEXT NOT NULL, parent TEXT, data TEXT NOT NULL, name TEXT)"
             )
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(docs)")}
+            if "name" not in columns:  # a file written before names were indexed
+                self._db.execute("ALTER TABLE docs ADD COLUMN name TEXT")
+                self._db.execute("UPDATE docs SET name = json_extract(data, '$.name')")
             self._db.execute("CREATE UNIQUE INDEX IF NOT EXISTS docs_id ON docs(kind, id)")
             self._db.execute("CREATE INDEX IF NOT EXISTS docs_parent ON docs(kind, parent, seq)")
+            self._db.execute("CREATE INDEX IF NOT EXISTS docs_name ON docs(kind, name)")
             self._db.execute("CREATE TABLE IF NOT EXISTS counters (kind TEXT PRIMARY KEY, n INTEGER NOT NULL)")
 
     @contextmanager
@@ -130,16 +136,16 @@ class Store:
     def insert(self, kind: str, doc: dict[str, Any], parent: str | None = None) -> dict[str, Any]:
         with self._lock:
             self._db.execute(
-                "INSERT INTO docs(kind, id, parent, data) VALUES (?, ?, ?, ?)",
-                (kind, doc["id"], parent, json.dumps(doc)),
+                "INSERT INTO docs(kind, id, parent, data, name) VALUES (?, ?, ?, ?, ?)",
+                (kind, doc["id"], parent, json.dumps(doc), _name_of(doc)),
             )
         return doc
 
     def insert_many(self, kind: str, docs: list[dict[str, Any]], parent: str | None = None) -> None:
         with self._lock:
             self._db.executemany(
-                "INSERT INTO docs(kind, id, parent, data) VALUES (?, ?, ?, ?)",
-                [(kind, d["id"], parent, json.dumps(d)) for d in docs],
+                "INSERT INTO docs(kind, id, parent, data, name) VALUES (?, ?, ?, ?, ?)",
+                [(kind, d["id"], parent, json.dumps(d), _name_of(d)) for d in docs],
             )
 
     def get(self, kind: str, id: str) -> dict[str, Any] | None:
@@ -150,7 +156,8 @@ class Store:
     def put(self, kind: str, doc: dict[str, Any]) -> dict[str, Any]:
         """Replace a stored document (same kind and id); keeps its seq and parent."""
         with self._lock:
-            self._db.execute("UPDATE docs SET data = ? WHERE kind = ? AND id = ?", (json.dumps(doc), kind, doc["id"]))
+            self._db.execute("UPDATE docs SET data = ?, name = ? WHERE kind = ? AND id = ?",
+                             (json.dumps(doc), _name_of(doc), kind, doc["id"]))
         return doc
 
     def delete(self, kind: str, id: str) -> bool:
@@ -171,14 +178,19 @@ class Store:
         newest_first: bool = False,
         where: Callable[[dict[str, Any]], bool] | None = None,
         limit: int | None = None,
+        name: str | None = None,
     ) -> list[tuple[int, dict[str, Any]]]:
         """Documents of a kind as (seq, doc), oldest first (or newest first), strictly after the
-        ``after`` seq in that order, filtered by ``where`` (applied in Python), at most ``limit``."""
+        ``after`` seq in that order, of that ``parent`` and exact ``name`` (indexed), filtered by
+        ``where`` (applied in Python), at most ``limit``."""
         sql = "SELECT seq, data FROM docs WHERE kind = ?"
         args: list[Any] = [kind]
         if parent is not None:
             sql += " AND parent = ?"
             args.append(parent)
+        if name is not None:
+            sql += " AND name = ?"
+            args.append(name)
         if after is not None:
             sql += " AND seq < ?" if newest_first else " AND seq > ?"
             args.append(after)
@@ -204,6 +216,11 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _name_of(doc: Mapping[str, Any]) -> str | None:
+    name = doc.get("name")
+    return name if isinstance(name, str) else None
 
 
 # ---------------------------------------------------------------- request helpers

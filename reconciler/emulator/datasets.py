@@ -136,10 +136,7 @@ def _check_name(name: str, where: str) -> None:
 
 
 def _name_taken(store: Store, space_id: str, name: str, except_id: str | None = None) -> bool:
-    return bool(store.scan(
-        "dataset", limit=1,
-        where=lambda d: d["space_id"] == space_id and d["name"] == name and d["id"] != except_id,
-    ))
+    return bool(store.scan("dataset", parent=space_id, name=name, limit=1, where=lambda d: d["id"] != except_id))
 
 
 def _new_version(store: Store, dataset_id: str, name: str, stamp: str) -> dict[str, Any]:
@@ -178,8 +175,8 @@ def routes(emu: Emulator) -> list[Route]:
         if space_id is not None:
             require_space(emu, space_id)
         return json_response(page(
-            store, "dataset", params, plural="datasets", newest_first=True, render=_public,
-            where=lambda d: (space_id is None or d["space_id"] == space_id) and name_matches(d, name),
+            store, "dataset", params, plural="datasets", newest_first=True, render=_public, parent=space_id,
+            where=lambda d: name_matches(d, name),
         ))
 
     async def create_dataset(request: Request) -> Response:
@@ -197,7 +194,7 @@ def routes(emu: Emulator) -> list[Route]:
             stamp = now()
             dataset = {"id": store.new_id("Dataset"), "name": name, "space_id": space_id,
                        "created_at": stamp, "updated_at": stamp}
-            store.insert("dataset", dataset)
+            store.insert("dataset", dataset, parent=space_id)
             version = _new_version(store, dataset["id"], stamp, stamp)
             _append(store, version["id"], examples, stamp)
         return json_response({**dataset, "versions": [version]}, 201)
@@ -230,7 +227,7 @@ def routes(emu: Emulator) -> list[Route]:
             for _, version in store.scan("dataset_version", parent=dataset_id):
                 store.delete_children("example", version["id"])
             store.delete_children("dataset_version", dataset_id)
-            for _, experiment in store.scan("experiment", where=lambda e: e["dataset_id"] == dataset_id):
+            for _, experiment in store.scan("experiment", parent=dataset_id):
                 store.delete("experiment", experiment["id"])
             store.delete("dataset", dataset_id)
         return no_content()

@@ -176,10 +176,7 @@ def _new_version(emu: Emulator, evaluator_id: str, commit_message: str, config: 
 
 
 def _name_taken(store: Store, space_id: str, name: str, except_id: str | None = None) -> bool:
-    return bool(store.scan(
-        "evaluator", limit=1,
-        where=lambda d: d["space_id"] == space_id and d["name"] == name and d["id"] != except_id,
-    ))
+    return bool(store.scan("evaluator", parent=space_id, name=name, limit=1, where=lambda d: d["id"] != except_id))
 
 
 def _check_name(name: str, where: str) -> None:
@@ -197,8 +194,8 @@ def routes(emu: Emulator) -> list[Route]:
         if space_id is not None:
             require_space(emu, space_id)
         return json_response(page(
-            store, "evaluator", params, plural="evaluators", newest_first=True,
-            where=lambda d: (space_id is None or d["space_id"] == space_id) and name_matches(d, name),
+            store, "evaluator", params, plural="evaluators", newest_first=True, parent=space_id,
+            where=lambda d: name_matches(d, name),
         ))
 
     async def create_evaluator(request: Request) -> Response:
@@ -231,7 +228,7 @@ def routes(emu: Emulator) -> list[Route]:
                 "updated_at": stamp,
                 "created_by_user_id": emu.user_id(principal),
             }
-            store.insert("evaluator", evaluator)
+            store.insert("evaluator", evaluator, parent=space_id)
             version = _new_version(emu, evaluator["id"], commit_message, config, principal)
         return json_response({**evaluator, "version": version}, 201)
 

@@ -116,12 +116,12 @@ def routes(emu: Emulator) -> list[Route]:
             raise Problem(400, "give exactly one of dataset_id or space_id")
         if dataset_id is not None:
             dataset_or_404(emu, dataset_id)
-            key, value = "dataset_id", dataset_id
-        else:
-            require_space(emu, str(space_id))
-            key, value = "space_id", str(space_id)
+            return json_response(page(store, "experiment", params, plural="experiments", newest_first=True,
+                                      parent=dataset_id, where=lambda d: name_matches(d, name), render=render))
+        require_space(emu, str(space_id))
         return json_response(page(store, "experiment", params, plural="experiments", newest_first=True,
-                                  where=lambda d: d[key] == value and name_matches(d, name), render=render))
+                                  where=lambda d: d["space_id"] == space_id and name_matches(d, name),
+                                  render=render))
 
     async def get_experiment(request: Request) -> Response:
         emu.principal(request)
@@ -144,8 +144,7 @@ def routes(emu: Emulator) -> list[Route]:
             unknown = sorted(set(example_ids) - version_example_ids(store, version["id"]))
             if unknown:
                 raise Problem(422, f"example ids not in dataset version {version['id']}: {', '.join(unknown[:5])}")
-            taken = store.scan("experiment", limit=1,
-                               where=lambda d: d["dataset_id"] == dataset_id and d["name"] == name)
+            taken = store.scan("experiment", parent=dataset_id, name=name, limit=1)
             if taken:
                 raise Problem(409, f"an experiment named {name!r} already exists on dataset {dataset_id}")
             stamp = stamp or now()
@@ -159,7 +158,7 @@ def routes(emu: Emulator) -> list[Route]:
                 "updated_at": stamp,
                 "run_count": len(example_ids),
             }
-            store.insert("experiment", experiment)
+            store.insert("experiment", experiment, parent=dataset_id)
         return json_response(render(experiment), 201)
 
     async def delete_experiment(request: Request) -> Response:

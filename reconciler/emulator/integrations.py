@@ -488,8 +488,8 @@ def _check_description(body: Mapping[str, Any], integration_type: str) -> None:
 
 
 def _check_unique_name(store: Store, doc: Mapping[str, Any]) -> None:
-    clash = store.scan(KIND, limit=1, where=lambda d: d["type"] == doc["type"] and d["name"] == doc["name"]
-                       and d["id"] != doc["id"])
+    clash = store.scan(KIND, name=doc["name"], limit=1,
+                       where=lambda d: d["type"] == doc["type"] and d["id"] != doc["id"])
     if clash:
         raise Problem(409, f"an {doc['type']} integration named {doc['name']!r} already exists")
 
@@ -531,7 +531,7 @@ def routes(emu: Emulator) -> list[BaseRoute]:
                     and (space is None or visible_in_space(doc, space)))
 
         return json_response(page(store, KIND, params, plural="integrations", where=where, newest_first=True,
-                                  render=render))
+                                  parent=wanted_type, render=render))
 
     async def get_integration(request: Request) -> JSONResponse:
         return json_response(render(load(request)))
@@ -558,7 +558,7 @@ def routes(emu: Emulator) -> list[BaseRoute]:
                 doc["description"] = body.get("description")
             _check_unique_name(store, doc)
             doc["id"] = store.new_id("Integration")
-            store.insert(KIND, doc)
+            store.insert(KIND, doc, parent=integration_type)  # the type is the parent: lists by type use the index
         return json_response(render(doc), 201)
 
     async def update_integration(request: Request) -> JSONResponse:

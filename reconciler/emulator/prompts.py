@@ -119,8 +119,7 @@ def latest_version(emu: Emulator, prompt_id: str) -> dict[str, Any]:
 
 
 def _name_taken(emu: Emulator, space_id: str, name: str) -> bool:
-    return bool(emu.store.scan("prompt", where=lambda d: d["space_id"] == space_id and d["name"] == name,
-                               limit=1))
+    return bool(emu.store.scan("prompt", parent=space_id, name=name, limit=1))
 
 
 def parse_version(body: dict[str, Any], where: str = "version") -> dict[str, Any]:
@@ -203,8 +202,8 @@ def routes(emu: Emulator) -> list[Route]:
         if space_id is not None:
             require_space(emu, space_id)
         return json_response(page(
-            store, "prompt", params, plural="prompts", newest_first=True,
-            where=lambda d: (space_id is None or d["space_id"] == space_id) and name_matches(d, name),
+            store, "prompt", params, plural="prompts", newest_first=True, parent=space_id,
+            where=lambda d: name_matches(d, name),
         ))
 
     async def create_prompt(request: Request) -> Response:
@@ -234,7 +233,7 @@ def routes(emu: Emulator) -> list[Route]:
                 "updated_at": stamp,
                 "created_by_user_id": emu.user_id(principal),
             }
-            store.insert("prompt", prompt)
+            store.insert("prompt", prompt, parent=space_id)
             version = new_version(emu, prompt["id"], content, principal)
         return json_response({**prompt, "version": version}, 201)
 
