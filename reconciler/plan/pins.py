@@ -4,6 +4,7 @@ same functions compute both sides (at plan time and when a plan file is applied)
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from reconciler.model import LiveState
@@ -28,11 +29,20 @@ def pin_value(key: list[str], live: LiveState) -> Any:
         if d is None:
             return None
         experiments = sorted(str(e.get("id")) for e in d.experiments or [])
-        return [d.dataset, fingerprint(d.examples), experiments]
+        return [d.dataset, _examples_digest(d.examples), experiments]
     if kind == "Evaluator":
         e = live.evaluators.get((space_id, name))
         return None if e is None else [e.evaluator, (e.latest or {}).get("id")]
     return None
+
+
+def _examples_digest(examples: list[dict[str, Any]] | None) -> str | None:
+    """Examples change their ``updated_at`` when they change: ids and stamps identify the set,
+    and hashing them is far cheaper than hashing every example's fields."""
+    if examples is None:
+        return None
+    joined = "\n".join(f"{e.get('id')}|{e.get('updated_at')}" for e in examples)
+    return hashlib.sha256(joined.encode()).hexdigest()[:16]
 
 
 def pin_fingerprint(key: list[str], live: LiveState) -> str:
