@@ -169,8 +169,7 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
         out["examples"] = from_disk
         line, col = ctx.mark((*path, "examples_file"), key=True)
         ctx.extra_sources["examples"] = Source(ctx.file, line, col)
-        for n, at in enumerate(lines):
-            ctx.extra_sources[f"examples.{n}"] = Source(shown, at, 1)
+        ctx.example_lines = (shown, lines)  # "examples.N" sources, made on demand
     examples = out.get("examples")
     if not isinstance(examples, list):
         return

@@ -47,6 +47,8 @@ class Ctx:
         self.label = label
         #: sources that do not come from this document's marks (examples read from examples_file)
         self.extra_sources: dict[str, Source] = {}
+        #: (file, line of each example) when the examples came from an examples_file
+        self.example_lines: tuple[str, list[int]] | None = None
 
     def mark(self, path: Path, *, key: bool = False) -> tuple[int, int]:
         """The nearest recorded position of ``path`` (its key, or its value)."""

@@ -19,29 +19,43 @@ class _Sources(Mapping[str, Source]):
     """``DesiredResource.sources`` built on demand from the parser's marks: a Source object per value
     of a 5,000-resource tree would cost more than the parsing itself."""
 
-    __slots__ = ("_file", "_marks", "_extra")
+    __slots__ = ("_file", "_marks", "_extra", "_examples")
 
-    def __init__(self, file: str, marks: Mapping[str, Mark], extra: Mapping[str, Source]) -> None:
+    def __init__(self, file: str, marks: Mapping[str, Mark], extra: Mapping[str, Source],
+                 examples: tuple[str, list[int]] | None = None) -> None:
         self._file = file
         self._marks = marks
         self._extra = extra
+        self._examples = examples  # (examples file, line of each example)
+
+    def _example(self, path: object) -> Source | None:
+        if self._examples is None or not isinstance(path, str) or not path.startswith("examples."):
+            return None
+        index = path[len("examples."):]
+        lines = self._examples[1]
+        if not index.isdigit() or int(index) >= len(lines):
+            return None
+        return Source(self._examples[0], lines[int(index)], 1)
 
     def __getitem__(self, path: str) -> Source:
-        extra = self._extra.get(path)
+        extra = self._extra.get(path) or self._example(path)
         if extra is not None:
             return extra
         m = self._marks[path]
         return Source(self._file, m[0], m[1])
 
     def __contains__(self, path: object) -> bool:
-        return path in self._extra or path in self._marks
+        return path in self._extra or path in self._marks or self._example(path) is not None
 
     def __iter__(self) -> Iterator[str]:
         yield from self._marks
         yield from (k for k in self._extra if k not in self._marks)
+        if self._examples is not None:
+            yield from (f"examples.{n}" for n in range(len(self._examples[1])))
 
     def __len__(self) -> int:
-        return len(self._marks) + sum(1 for k in self._extra if k not in self._marks)
+        examples = len(self._examples[1]) if self._examples is not None else 0
+        return len(self._marks) + sum(1 for k in self._extra if k not in self._marks) + examples
 
     def __repr__(self) -> str:
         return f"<sources of {self._file}: {len(self)} paths>"
@@ -82,7 +96,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
         name=name,
         space=space if isinstance(space, str) else None,
         spec={k: v for k, v in out.items() if k not in _HEAD},
-        sources=_Sources(doc.file, doc.marks, ctx.extra_sources),
+        sources=_Sources(doc.file, doc.marks, ctx.extra_sources, ctx.example_lines),
     )
 
 
