@@ -29,7 +29,9 @@ the reader lists whole spaces anyway).
 from __future__ import annotations
 
 import math
+import queue
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
@@ -47,17 +49,20 @@ SPACED_LISTS: Mapping[str, tuple[str, str]] = {
 }
 
 
+Task = Callable[[], "list[Task] | None"]
+
+
 def read_live(client: ApiClient, scope: ReadScope) -> LiveState:
     """Everything the plan compares against (module docstring), keyed as ``LiveState`` documents.
 
-    The reads form independent chains that run at once (bounded by the client's parallelism): the
+    The reads form independent chains on one pool of ``client.parallelism`` threads: the
     account-wide lists, and spaces -> each (space, kind) list -> that list's per-resource reads. A
-    chain's next step starts as soon as its own previous step is done, so the long integration
-    lists never hold up the per-resource reads."""
+    task returns the tasks its answer makes possible, so the next step of a chain starts as soon as
+    its own previous step is done and the long integration lists never hold up the rest."""
     before = client.stats.snapshot()
     live = LiveState()
 
-    def integrations(asked: str) -> Callable[[], None]:
+    def integrations(asked: str) -> Task:
         def read() -> None:
             for item in client.paginate("/v2/integrations", "integrations", {"type": asked}, limit=LIST_LIMIT):
                 live.integrations[(str(item.get("type", asked)), str(item.get("name")))] = item
@@ -70,23 +75,51 @@ def read_live(client: ApiClient, scope: ReadScope) -> LiveState:
         for item in client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT):
             live.restrictions[(str(item.get("resource_type")), str(item.get("resource_id")))] = item
 
-    def spaces_and_below() -> None:
+    def spaces() -> list[Task]:
         live.spaces = client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)
         space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
         kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
-        client.map(_call, [_space_chain(client, live, scope, sid, kind) for sid in space_ids for kind in kinds])
+        return [_space_chain(client, live, scope, sid, kind) for sid in space_ids for kind in kinds]
 
-    client.map(_call, [integrations("LLM"), integrations("AGENT"), spaces_and_below, organizations, restrictions])
+    run_tasks([spaces, integrations("LLM"), integrations("AGENT"), organizations, restrictions], client.parallelism)
     after = client.stats.snapshot()
     live.requests = after.total_requests - before.total_requests
     live.retries = after.retries - before.retries
     return live
 
 
-def _space_chain(client: ApiClient, live: LiveState, scope: ReadScope, space_id: str, kind: str) -> Callable[[], None]:
-    """One space's list of one kind, then the per-resource reads of the declared ones in it."""
-    def run() -> None:
-        reads: list[Callable[[], None]] = []
+def run_tasks(tasks: list[Task], parallelism: int) -> None:
+    """Run tasks, and the follow-up tasks they return, on ``parallelism`` threads. On a failure no
+    new task starts; the running ones finish, then the first error is raised. Completions arrive on
+    a queue, so each costs O(1) however many tasks are pending."""
+    finished: queue.SimpleQueue[Future[list[Task] | None]] = queue.SimpleQueue()
+    error: BaseException | None = None
+    with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="read") as pool:
+        def submit(task: Task) -> None:
+            pool.submit(task).add_done_callback(finished.put)
+
+        for task in tasks:
+            submit(task)
+        outstanding = len(tasks)
+        while outstanding:
+            future = finished.get()
+            outstanding -= 1
+            exc = future.exception()
+            if exc is not None:
+                error = error or exc
+            elif error is None:
+                follow = future.result() or []
+                outstanding += len(follow)
+                for task in follow:
+                    submit(task)
+    if error is not None:
+        raise error
+
+
+def _space_chain(client: ApiClient, live: LiveState, scope: ReadScope, space_id: str, kind: str) -> Task:
+    """One space's list of one kind; its result is the per-resource reads of the declared ones in it."""
+    def run() -> list[Task]:
+        reads: list[Task] = []
         declared = {name: set(_declared(live, getattr(scope, name)))
                     for name in ("prompts", "datasets", "retention", "evaluators")}
         items = _space_list(client, space_id, kind)()
@@ -106,7 +139,7 @@ def _space_chain(client: ApiClient, live: LiveState, scope: ReadScope, space_id:
                 evaluator = live.evaluators[key] = LiveEvaluator(evaluator=item)
                 if key in declared["evaluators"]:
                     reads.append(_read_evaluator(client, evaluator))
-        client.map(_call, reads)
+        return reads
     return run
 
 
@@ -141,10 +174,6 @@ def minimum_requests(live: LiveState, scope: ReadScope) -> int:
 
 
 # ---------------------------------------------------------------- the reads
-
-
-def _call(fn: Callable[[], Any]) -> Any:
-    return fn()
 
 
 def _declared(live: LiveState, keys: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -205,6 +205,20 @@ class Store:
                         break
         return out
 
+    def scan_json(self, kind: str, *, parent: str, json_path: str = "$", after: int | None = None,
+                  limit: int) -> list[tuple[int, str]]:
+        """Like ``scan`` (oldest first, by parent), but each document's JSON text at ``json_path``
+        as stored, undecoded: for lists that answer stored objects as they are."""
+        sql = "SELECT seq, json_extract(data, ?) FROM docs WHERE kind = ? AND parent = ?"
+        args: list[Any] = [json_path, kind, parent]
+        if after is not None:
+            sql += " AND seq > ?"
+            args.append(after)
+        sql += " ORDER BY seq LIMIT ?"
+        args.append(limit)
+        with self._lock:
+            return [(int(seq), str(text)) for seq, text in self._db.execute(sql, args)]
+
     def count(self, kind: str, parent: str | None = None) -> int:
         sql, args = "SELECT COUNT(*) FROM docs WHERE kind = ?", [kind]
         if parent is not None:
@@ -356,6 +370,23 @@ def page(
     if has_more:
         pagination["next_cursor"] = encode_cursor(params, rows[-1][0])
     return {plural: [render(d) if render else d for d in items], "pagination": pagination}
+
+
+def page_json(
+    store: Store, kind: str, params: Mapping[str, str], *, plural: str, parent: str, json_path: str = "$",
+    maximum: int = 100, default: int = 50,
+) -> Response:
+    """``page`` for a list that answers stored objects unchanged and unfiltered (dataset examples):
+    the body is spliced from the stored JSON text, so a page of 500 is never decoded and re-encoded."""
+    limit = parse_limit(params, maximum, default)
+    rows = store.scan_json(kind, parent=parent, json_path=json_path, after=decode_cursor(params), limit=limit + 1)
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    pagination: dict[str, Any] = {"has_more": has_more}
+    if has_more:
+        pagination["next_cursor"] = encode_cursor(params, rows[-1][0])
+    body = '{"' + plural + '": [' + ",".join(text for _, text in rows) + '], "pagination": ' + json.dumps(pagination) + "}"
+    return Response(body, media_type="application/json")
 
 
 def name_matches(doc: Mapping[str, Any], needle: str | None) -> bool:

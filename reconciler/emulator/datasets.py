@@ -56,6 +56,7 @@ from reconciler.emulator.core import (
     no_content,
     now,
     page,
+    page_json,
     read_json_object,
     require_write,
 )
@@ -239,8 +240,8 @@ def routes(emu: Emulator) -> list[Route]:
         version_id = params.get("dataset_version_id")
         version = (latest_version(store, dataset["id"]) if version_id is None
                    else version_of(store, dataset["id"], version_id))
-        return json_response(page(store, "example", params, plural="examples", parent=version["id"],
-                                  maximum=EXAMPLES_PAGE_MAX, render=lambda d: dict(d["example"])))
+        return page_json(store, "example", params, plural="examples", parent=version["id"], json_path="$.example",
+                         maximum=EXAMPLES_PAGE_MAX)
 
     async def append_examples(request: Request) -> Response:
         require_write(emu.principal(request))
