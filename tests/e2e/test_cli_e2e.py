@@ -180,3 +180,15 @@ def test_prune_deletes_only_undeclared_resources_of_named_kinds(cli: Cli, tree: 
     assert "Prompt/research/stray" in pruned.stdout
     names = [p["name"] for p in api.get("/v2/prompts", params={"space_id": space["id"]}).json()["prompts"]]
     assert names == ["summarize-ticket"]
+
+
+def test_provider_change_is_a_replacement_that_runs_only_with_allow_replace(cli: Cli, tree: Path) -> None:
+    assert cli("apply", str(tree), "--auto-approve").exit_code == 0
+    edit(tree / "integrations/llm.yaml", "provider: VENDOR_A", "provider: VENDOR_C")
+    planned = cli("plan", str(tree))
+    assert "-/+ Integration/vendor-a-prod" in planned.stdout and "--allow-replace" in planned.stdout
+    refused = cli("apply", str(tree), "--auto-approve")
+    assert refused.exit_code == 1 and "--allow-replace" in refused.stderr
+    replaced = cli("apply", str(tree), "--auto-approve", "--allow-replace")
+    assert replaced.exit_code == 0, replaced.output
+    assert cli("plan", str(tree), "--detailed-exitcode").exit_code == 0
