@@ -163,12 +163,6 @@ def has_model_source(config: Mapping[str, Any]) -> bool:
     return bool(config.get("is_default_models_enabled")) or bool(config.get("model_names"))
 
 
-def secret_fields(provider: str | None) -> list[str]:
-    """Names of the write-only fields of an LLM provider (None: of an AGENT)."""
-    fields = AGENT_FIELDS if provider is None else PROVIDERS[provider].fields
-    return [f.name for f in fields.values() if f.write_only]
-
-
 # ---------------------------------------------------------------- AGENT rules shared by the validator and emulator
 
 _SCHEMA_VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})

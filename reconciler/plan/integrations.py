@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.model import DesiredResource, SecretRef
+from reconciler.model import DesiredResource
 from reconciler.plan.changes import nested_changes
 from reconciler.plan.context import Ctx, op_id, shown, to_body
 from reconciler.plan.model import SENSITIVE, Change, Operation
@@ -261,17 +261,3 @@ def _presets_patch(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]])
         out.append(item)
     return out if differs else None
 
-
-def desired_secret_paths(r: DesiredResource) -> list[str]:
-    """Every secret position a manifest fills (for reporting)."""
-    found: list[str] = []
-
-    def walk(value: Any, path: str) -> None:
-        if isinstance(value, SecretRef):
-            found.append(path)
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, f"{path}.{k}" if path else str(k))
-
-    walk(dict(r.spec), "")
-    return found
