@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from reconciler.apply.recover import recover_for
+from reconciler.apply.recover import recover_for, recover_for_patch
 from reconciler.apply.resolve import request_for
 from reconciler.client.http import ApiClient
 from reconciler.errors import ProblemError, ReconcilerError
@@ -76,7 +76,8 @@ def execute(
     on_done: Callable[[Outcome], None] | None = None,
     apply_time: str | None = None,
 ) -> ApplyReport:
-    stamp = apply_time or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started = datetime.now(UTC)
+    stamp = apply_time or started.strftime("%Y-%m-%dT%H:%M:%SZ")
     responses: dict[str, Any] = {}
     status: dict[str, Outcome] = {}
     lock = threading.Lock()
@@ -91,7 +92,7 @@ def execute(
         try:
             path, body = request_for(op, responses, stamp)
             try:
-                result = _send(client, op, path, body)
+                result = _send(client, op, path, body, started)
             except ProblemError as exc:
                 # A create that meets 409: someone (a concurrent apply) made it meanwhile. Adopt it
                 # when it is found by name; the convergence check then compares it with the manifest.
@@ -114,11 +115,11 @@ def execute(
     return ApplyReport([status[op.id] for op in plan.operations], responses)
 
 
-def _send(client: ApiClient, op: Operation, path: str, body: Any) -> Any:
+def _send(client: ApiClient, op: Operation, path: str, body: Any, started: datetime) -> Any:
     if op.method == "POST":
         return client.post(path, body, recover=recover_for(client, path, body))
     if op.method == "PATCH":
-        return client.patch(path, body)
+        return client.patch(path, body, recover=recover_for_patch(client, path, body, started))
     if op.method == "PUT":
         return client.put(path, body)
     if op.method == "DELETE":

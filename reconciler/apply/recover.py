@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from reconciler.client.http import ApiClient
@@ -15,6 +16,33 @@ from reconciler.plan.context import canonical
 Recover = Callable[[], Any | None]
 
 _VERSION_FIELDS = ("provider", "model", "input_variable_format", "messages", "invocation_params", "provider_params")
+
+
+def recover_for_patch(client: ApiClient, path: str, body: Any, not_before: datetime) -> Recover | None:
+    """A recover function for the one PATCH that is not idempotent: examples updated into a new
+    dataset version. It took effect when the dataset's newest version has that name and was made
+    since this apply started (with five minutes of allowance for clock skew)."""
+    m = re.fullmatch(r"/v2/datasets/([^/]+)/examples", path)
+    if m is None or not isinstance(body, dict) or not body.get("new_version"):
+        return None
+    dataset_id, name = m.group(1), str(body["new_version"])
+
+    def made() -> Any | None:
+        versions = client.get(f"/v2/datasets/{dataset_id}").get("versions") or []
+        newest = versions[0] if versions else {}
+        created = _parse_time(newest.get("created_at"))
+        if newest.get("name") == name and created is not None and created >= not_before - timedelta(minutes=5):
+            return {"dataset_version_id": newest.get("id"), "recovered": True}
+        return None
+
+    return made
+
+
+def _parse_time(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:

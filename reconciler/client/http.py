@@ -217,8 +217,10 @@ class ApiClient:
     def post(self, path: str, body: Any, *, recover: Callable[[], Any | None] | None = None) -> Any:
         return self._call("POST", path, body=body, recover=recover)
 
-    def patch(self, path: str, body: Any) -> Any:
-        return self._call("PATCH", path, body=body)
+    def patch(self, path: str, body: Any, *, recover: Callable[[], Any | None] | None = None) -> Any:
+        """PATCH is retried like any idempotent call, unless a ``recover`` is given: then the call
+        is treated as a POST is (a PATCH that makes something new, such as a dataset version)."""
+        return self._call("PATCH", path, body=body, recover=recover)
 
     def put(self, path: str, body: Any) -> Any:
         return self._call("PUT", path, body=body)
@@ -339,7 +341,7 @@ class ApiClient:
             else:
                 failure = outcome
             failures += 1
-            if method == "POST" and failure.maybe_sent:
+            if (method == "POST" or recover is not None) and failure.maybe_sent:
                 if recover is None:
                     raise AmbiguousWriteError(
                         f"{self._redact(failure.message)}; the create may or may not have taken effect "

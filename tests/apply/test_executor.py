@@ -102,3 +102,33 @@ def test_a_create_that_meets_409_adopts_the_existing_resource() -> None:
     report = execute(plan, client(handler))
     assert report.ok and report.responses["n"]["id"] == "I9"
     assert "adopted" in (report.outcomes[0].detail or "")
+
+
+def test_a_versioned_examples_patch_is_not_sent_twice_after_an_ambiguous_failure() -> None:
+    from datetime import UTC, datetime
+
+    sent: list[str] = []
+    made_version = {"done": False}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(f"{request.method} {request.url.path}")
+        if request.method == "PATCH":
+            made_version["done"] = True
+            return problem(503)  # committed, but the answer was lost
+        if request.method == "GET":
+            versions = [{"id": "V2", "name": "v2", "created_at": datetime.now(UTC).isoformat()}] \
+                if made_version["done"] else []
+            return httpx.Response(200, json={"id": "D1", "versions": versions + [{"id": "V1", "name": "v1",
+                                                                                  "created_at": "2020-01-01T00:00:00Z"}]})
+        return httpx.Response(200, json={"completed": True})
+
+    plan = Plan(operations=(
+        op("v", "PATCH", "/v2/datasets/D1/examples", {"examples": [], "new_version": "v2"}, address="d"),
+        op("x", "DELETE", "/v2/datasets/D1/examples", {"dataset_version_id": "${v:dataset_version_id}",
+                                                       "example_ids": ["E1"]}, ("v",), address="d",
+           action="update"),
+    ))
+    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler))
+    report = execute(plan, ApiClient(http, max_retries=2, sleep=lambda s: None))
+    assert report.ok, report.lines()
+    assert sent == ["PATCH /v2/datasets/D1/examples", "GET /v2/datasets/D1", "DELETE /v2/datasets/D1/examples"]
