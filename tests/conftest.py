@@ -29,11 +29,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_emulator(settings: EmulatorSettings | None = None, **overrides: Any) -> Iterator[tuple[str, Emulator]]:
-    """Serve a fresh emulator with uvicorn on a free loopback port; yields (base_url, emulator)."""
+def running_emulator(settings: EmulatorSettings | None = None, *, wrap: Callable[[Any], Any] | None = None,
+                     log_level: str = "warning", **overrides: Any) -> Iterator[tuple[str, Emulator]]:
+    """Serve a fresh emulator with uvicorn on a free loopback port; yields (base_url, emulator).
+    ``wrap`` puts an ASGI layer of the test's own around the app (a wire recorder)."""
     settings = replace(settings or EmulatorSettings(), port=free_port(), **overrides)
     emu = Emulator(settings)
-    config = uvicorn.Config(create_app(emu), host="127.0.0.1", port=settings.port, log_level="warning",
+    app = create_app(emu)
+    config = uvicorn.Config(wrap(app) if wrap else app, host="127.0.0.1", port=settings.port, log_level=log_level,
                             lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

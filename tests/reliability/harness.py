@@ -18,25 +18,22 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 from click.testing import CliRunner, Result
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reconciler.cli import main
 from reconciler.client.http import ApiClient
-from reconciler.emulator.app import create_app
-from reconciler.emulator.core import Emulator, EmulatorSettings
+from reconciler.emulator.core import Emulator
 from reconciler.emulator.middleware import NO_FAULTS_HEADER
-from tests.conftest import free_port
+from tests.conftest import running_emulator
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the fault mix issue 9 asks the suite to survive
@@ -168,24 +165,14 @@ class Served:
 @contextmanager
 def serve(**overrides: Any) -> Iterator[Served]:
     """A fresh emulator (``EmulatorSettings`` fields as keywords) behind a ``Recorder`` on a free port."""
-    settings = replace(EmulatorSettings(), port=free_port(), **overrides)
-    emu = Emulator(settings)
-    recorder = Recorder(create_app(emu))
-    server = uvicorn.Server(uvicorn.Config(recorder, host="127.0.0.1", port=settings.port, log_level="critical",
-                                           lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the emulator did not start")
-        time.sleep(0.01)
-    try:
-        yield Served(f"http://127.0.0.1:{settings.port}", emu, recorder)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        emu.store.close()
+    recorders: list[Recorder] = []
+
+    def record(app: Any) -> Recorder:
+        recorders.append(Recorder(app))
+        return recorders[0]
+
+    with running_emulator(wrap=record, log_level="critical", **overrides) as (url, emu):
+        yield Served(url, emu, recorders[0])
 
 
 # ---------------------------------------------------------------- driving the CLI
