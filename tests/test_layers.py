@@ -1,5 +1,6 @@
-"""The layers import one way (docs/ARCHITECTURE.md): the emulator never uses the planner or the
-client, the planner never talks HTTP, and nothing below the CLI imports it."""
+"""The layers import one way (docs/ARCHITECTURE.md, style.md: cli -> apply -> plan -> client |
+manifests -> models): the emulator never uses the planner or the client, the planner never talks
+HTTP, and nothing below the CLI imports it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "reconciler"
 FORBIDDEN = {
     "emulator": ("reconciler.plan", "reconciler.client", "reconciler.apply", "reconciler.manifests",
                  "reconciler.workflow", "reconciler.cli"),
-    "plan": ("reconciler.client", "reconciler.apply", "reconciler.emulator", "reconciler.workflow", "reconciler.cli"),
+    # the planner may use the client's normalisation (essence), never its HTTP machinery
+    "plan": ("reconciler.client.http", "reconciler.client.settings", "reconciler.client.inprocess",
+             "reconciler.apply", "reconciler.emulator", "reconciler.workflow", "reconciler.cli"),
     "manifests": ("reconciler.plan", "reconciler.client", "reconciler.apply", "reconciler.emulator",
                   "reconciler.workflow", "reconciler.cli"),
     "client": ("reconciler.plan", "reconciler.apply", "reconciler.manifests", "reconciler.workflow", "reconciler.cli"),

@@ -20,7 +20,6 @@ from reconciler.client.live import labels_of
 from reconciler.errors import ProblemError
 from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt, LiveState
 from reconciler.plan.model import Operation, Plan
-from reconciler.plan.pins import pin_value
 
 EXAMPLES_LIMIT = 500
 LIST_LIMIT = 100
@@ -146,7 +145,7 @@ def _created(ops: list[Operation], responses: dict[str, Any]) -> dict[str, Any] 
 def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: dict[str, Any],
             client: ApiClient) -> Callable[[], None]:
     kind = key[0]
-    existing = pin_value(key, fresh)
+    existing = fresh.integrations.get((key[1], key[2])) if kind == "Integration" else None
     created_obj = _created(ops, responses)
     created = str(created_obj["id"]) if created_obj and created_obj.get("id") else None
 

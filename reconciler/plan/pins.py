@@ -7,32 +7,40 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from reconciler.client.live import essence
 from reconciler.model import LiveState
 from reconciler.plan.context import fingerprint
 
 
 def pin_value(key: list[str], live: LiveState) -> Any:
+    """What a plan depends on of one live object: its id and the fields a manifest manages
+    (``essence``), so a field the service adds or bumps on its own never makes a plan stale, while
+    a changed managed field, a new version or a re-created object (new id) does."""
     kind = key[0]
     if kind == "Integration":
-        return live.integrations.get((key[1], key[2]))
+        obj = live.integrations.get((key[1], key[2]))
+        return None if obj is None else [obj.get("id"), essence("Integration", obj)]
     if kind == "ResourceRestriction":
-        return live.restrictions.get((key[1], key[2]))
+        restriction = live.restrictions.get((key[1], key[2]))
+        return None if restriction is None else essence("ResourceRestriction", restriction)
     space_id, name = key[1], key[2]
     if kind == "Prompt":
         p = live.prompts.get((space_id, name))
         if p is None:
             return None
         restricted = ("PROMPT", p.prompt.get("id")) in live.restrictions
-        return [p.prompt, (p.latest or {}).get("id"), sorted(p.labels.items()), restricted]
+        return [p.prompt.get("id"), essence("Prompt", p.prompt), (p.latest or {}).get("id"),
+                sorted(p.labels.items()), restricted]
     if kind == "Dataset":
         d = live.datasets.get((space_id, name))
         if d is None:
             return None
         experiments = sorted(str(e.get("id")) for e in d.experiments or [])
-        return [d.dataset, _examples_digest(d.examples), experiments]
+        return [d.dataset.get("id"), essence("Dataset", d.dataset), _examples_digest(d.examples), experiments]
     if kind == "Evaluator":
         e = live.evaluators.get((space_id, name))
-        return None if e is None else [e.evaluator, (e.latest or {}).get("id")]
+        return None if e is None else [e.evaluator.get("id"), essence("Evaluator", e.evaluator),
+                                       (e.latest or {}).get("id")]
     return None
 
 
