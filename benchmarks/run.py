@@ -76,14 +76,15 @@ class Bench:
     # ------------------------------------------------------------------ measuring
 
     def measure(self, mode: str, action: str, manifests: Path, *, rate_limit: float | None = None,
-                faults: str | None = None, start: Path) -> tuple[dict[str, Any], Census]:
+                faults: str | None = None, start: Path, floor: bool = False) -> tuple[dict[str, Any], Census]:
         """One worker run on a copy of ``start``; returns its result (with the emulator's counts)
         and the census of the account afterwards."""
         copy_db(start, self.db)
         with emulator(self.db, rate_limit=rate_limit, faults=faults) as served:
             reset_stats(served.url)
             cpu0 = served.cpu_s()
-            result = run_worker({"mode": mode, "action": action, "manifests": str(manifests), "url": served.url})
+            result = run_worker({"mode": mode, "action": action, "manifests": str(manifests), "url": served.url,
+                                 "floor": floor})
             result["emulator_cpu_s"] = round(served.cpu_s() - cpu0, 2)
             result["server_requests"] = by_method(read_stats(served.url))
         return result, take(self.db)
@@ -118,7 +119,10 @@ class Bench:
         ours, _ = self.measure("ours", "plan", self.base, start=self.synced_db)
         naive, _ = self.measure("naive", "plan", self.base, start=self.synced_db)
         bound1 = bounds.Bound(*bounds.read_bound(synced, self.base_set), 0, 0)
-        out.append(self.row("plan_in_sync", ours, naive, bound1))
+        one = self.row("plan_in_sync", ours, naive, bound1)
+        floored, _ = self.measure("ours", "plan", self.base, start=self.synced_db, floor=True)
+        one["floor"] = floor_figures(floored["floor"], ours)
+        out.append(one)
 
         self.log("scenario 2: plan and apply after a 5% change")
         now_iso = datetime.now(UTC).isoformat()
@@ -182,6 +186,17 @@ class Bench:
         return row
 
 
+def floor_figures(floor: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    """``worker.parse_floor`` (measured in a run of its own, which keeps the response bodies) set
+    beside the measured run: the floor's share of our wall, and of the wall a plan that only parsed
+    would have, our wall less the CPU it would not spend (the run is CPU-bound: CPU ~ wall)."""
+    only_parsing_wall = ours["wall_s"] - ours["planner_cpu_s"] + floor["total_s"]
+    return {**floor, "share_of_our_wall": round(floor["total_s"] / ours["wall_s"], 3),
+            "only_parsing_wall_s": round(only_parsing_wall, 3),
+            "share_if_only_parsing": round(floor["total_s"] / only_parsing_wall, 3),
+            "cpu_over_wall": round(ours["cpu_s"] / ours["wall_s"], 3)}
+
+
 def rate_figures(result: dict[str, Any], rate: float) -> dict[str, Any]:
     """The rate the whole ``apply`` (read, plan, writes, re-read) reached under the limit: calls that
     succeeded (429s are waits, not calls) over what the token bucket could let through in that
@@ -218,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         print(json.dumps({k: row[k] for k in ("scenario", "wall_s", "requests", "lower_bound", "ratio",
                                               "planner_cpu_s", "peak_rss_mb")}
-                         | {k: row[k] for k in ("naive", "rate_fraction") if k in row}))
+                         | {k: row[k] for k in ("naive", "rate_fraction", "floor") if k in row}))
     if not args.no_doc:
         report.write_doc(DOC, args.scale, result)
     return 0

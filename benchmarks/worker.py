@@ -20,9 +20,11 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
 from benchmarks.naive import naive_writes
 from reconciler.client.http import ApiClient, StatsSnapshot, build_http_client
@@ -33,18 +35,22 @@ from reconciler.workflow import confirm_converged, load, run_apply
 
 
 class TimedTransport(httpx.BaseTransport):
-    """Adds up the thread CPU time spent in the wrapped transport, body included."""
+    """Adds up the thread CPU time spent in the wrapped transport, body included (and keeps the
+    bodies when asked, for ``parse_floor``)."""
 
-    def __init__(self, inner: httpx.BaseTransport) -> None:
+    def __init__(self, inner: httpx.BaseTransport, keep_bodies: bool = False) -> None:
         self.inner = inner
         self.cpu_s = 0.0
         self._lock = threading.Lock()
+        self.bodies: list[bytes] | None = [] if keep_bodies else None
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         start = time.thread_time()
         try:
             response = self.inner.handle_request(request)
             response.read()
+            if self.bodies is not None:
+                self.bodies.append(response.content)
             return response
         finally:
             spent = time.thread_time() - start
@@ -63,6 +69,7 @@ class Job:
     url: str
     parallelism: int = 8
     api_key: str = "admin-key"
+    floor: bool = False  # also measure parse_floor (keeps every response body: not for RSS figures)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Job:
@@ -71,7 +78,7 @@ class Job:
 
 def _client(job: Job, parallelism: int) -> tuple[ApiClient, TimedTransport]:
     limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
-    transport = TimedTransport(httpx.HTTPTransport(limits=limits))
+    transport = TimedTransport(httpx.HTTPTransport(limits=limits), keep_bodies=job.floor)
     http = build_http_client(job.url, job.api_key, parallelism=parallelism, transport=transport)
     return ApiClient(http, parallelism=parallelism), transport
 
@@ -144,7 +151,39 @@ def run(job: Job) -> dict[str, Any]:
         peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         phases=phases, phase_cpu=phase_cpu, client=_delta(stats, StatsSnapshot({}, 0, 0, 0, 0.0)),
     )
+    if transport.bodies is not None:
+        out["floor"] = parse_floor(Path(job.manifests), transport.bodies, transport.cpu_s)
     return out
+
+
+def parse_floor(manifests: Path, bodies: list[bytes], http_cpu_s: float) -> dict[str, float]:
+    """The CPU a plan cannot do without, whatever its design: only *parsing* its inputs with the
+    fastest calls of the libraries it reads them with (libyaml's events for every manifest, no
+    values built; one ``json.loads`` per examples file, as a single array; ``json.loads`` of every
+    response body), nothing checked, compared or planned. Beside the transport's CPU this bounds
+    the share of a CPU-bound run that can be outside HTTP from below: ``floor / (floor + http)``."""
+    manifest_texts = [p.read_text(encoding="utf-8") for p in sorted(manifests.rglob("*"))
+                      if p.suffix in (".yaml", ".yml")]
+    example_texts = [p.read_text(encoding="utf-8") for p in sorted(manifests.rglob("*.jsonl"))]
+    start = time.process_time()
+    for text in manifest_texts:
+        for _ in yaml.parse(text, Loader=yaml.CSafeLoader):
+            pass
+    yaml_s = time.process_time() - start
+    start = time.process_time()
+    for text in example_texts:
+        json.loads("[" + ",".join(line for line in text.splitlines() if line.strip()) + "]")
+    examples_s = time.process_time() - start
+    start = time.process_time()
+    for body in bodies:
+        if body:
+            json.loads(body)
+    bodies_s = time.process_time() - start
+    floor = yaml_s + examples_s + bodies_s
+    return {"yaml_events_s": round(yaml_s, 3), "examples_json_s": round(examples_s, 3),
+            "responses_json_s": round(bodies_s, 3), "total_s": round(floor, 3), "http_cpu_s": round(http_cpu_s, 3),
+            "share": round(floor / (floor + http_cpu_s), 3) if floor + http_cpu_s else 0.0,
+            "manifest_files": len(manifest_texts), "examples_files": len(example_texts), "responses": len(bodies)}
 
 
 def main(argv: list[str]) -> int:

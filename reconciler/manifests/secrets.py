@@ -37,34 +37,34 @@ def check_secrets(ms: ManifestSet) -> list[str]:
     problems: list[Problem] = []
     resolved: dict[SecretRef, str | None] = {}
 
-    def value_of(ref: SecretRef, path: str, where: Source) -> str | None:
+    def report(r: DesiredResource, path: str, message: str) -> None:
+        where = r.source(path) or Source("?", 1, 1)  # looked up only for a problem: most paths have none
+        problems.append(Problem(where.file, where.line, where.column, display_path(path), message))
+
+    def value_of(ref: SecretRef, r: DesiredResource, path: str) -> str | None:
         if ref not in resolved:
             try:
                 resolved[ref] = ref.resolve()
             except SecretError as exc:
                 resolved[ref] = None
-                problems.append(Problem(where.file, where.line, where.column, display_path(path), exc.message))
+                report(r, path, exc.message)
                 return None
             if not resolved[ref]:
                 what = "environment variable" if ref.source == "env" else "file"
-                problems.append(Problem(where.file, where.line, where.column, display_path(path),
-                                        f"secret {ref.describe()}: {what} {ref.ref} is empty"))
+                report(r, path, f"secret {ref.describe()}: {what} {ref.ref} is empty")
         return resolved[ref]
 
     for r in ms.resources:
         for path, value in _secret_values(r):
-            where = r.source(path) or Source("?", 1, 1)
             if isinstance(value, SecretRef):
-                value_of(value, path, where)
+                value_of(value, r, path)
             elif path.endswith("headers") and isinstance(value, dict) and value and all(
                     isinstance(v, SecretRef) for v in value.values()):
-                values = {name: value_of(ref, f"{path}.{name}", r.source(f"{path}.{name}") or where)
-                          for name, ref in value.items()}
+                values = {name: value_of(ref, r, f"{path}.{name}") for name, ref in value.items()}
                 if all(v is not None for v in values.values()):
                     size = serialized_header_bytes({k: str(v) for k, v in values.items()})
                     if size > HEADER_MAP_MAX_BYTES:
-                        problems.append(Problem(where.file, where.line, where.column, display_path(path),
-                                                f"the header map serializes to {size:,} bytes, over the "
-                                                f"{HEADER_MAP_MAX_BYTES:,}-byte limit ({HEADER_SIZE_MEASURE})"))
+                        report(r, path, f"the header map serializes to {size:,} bytes, over the "
+                                        f"{HEADER_MAP_MAX_BYTES:,}-byte limit ({HEADER_SIZE_MEASURE})")
     resolved.clear()
     return [str(p) for p in problems]

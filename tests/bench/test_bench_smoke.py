@@ -50,6 +50,19 @@ def test_a_plan_in_sync_only_reads_and_meets_the_bound(run_output: list[dict[str
     assert row["ratio"] == 1.0
 
 
+def test_the_parse_floor_of_a_plan_in_sync_parses_every_input_and_no_more(run_output: list[dict[str, Any]]) -> None:
+    row = run_output[0]
+    floor = row["floor"]
+    assert floor["responses"] == row["requests"]["GET"]  # its own run of the same plan: the same reads
+    assert floor["manifest_files"] >= 5 and floor["examples_files"] >= 1
+    assert floor["total_s"] == pytest.approx(floor["yaml_events_s"] + floor["examples_json_s"]
+                                             + floor["responses_json_s"], abs=0.002)
+    assert floor["share_of_our_wall"] == round(floor["total_s"] / row["wall_s"], 3)
+    assert floor["only_parsing_wall_s"] == pytest.approx(row["wall_s"] - row["planner_cpu_s"] + floor["total_s"],
+                                                         abs=0.002)
+    assert "floor" not in run_output[1]
+
+
 def test_the_naive_baseline_runs_beside_every_scenario_but_the_rate_limited_one(
         run_output: list[dict[str, Any]]) -> None:
     assert all("naive" in row for row in run_output[:4])
