@@ -8,6 +8,7 @@ field reads back. Add a provider by adding one ``Provider`` entry to ``PROVIDERS
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -190,3 +191,53 @@ def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address 
         return ipaddress.IPv4Address(socket.inet_aton(host))
     except OSError:
         return None
+
+
+#: Special-use domains whose names resolve only to loopback or inside a private network (RFC 6761's
+#: ``localhost``, RFC 6762's ``local``, RFC 8375's ``home.arpa``, ICANN's ``internal``, and the
+#: conventional ``localdomain``). Names that merely do not resolve (``.example``, ``.test``,
+#: ``.invalid``) are left to the service's resolver, like any other name.
+SPECIAL_USE_DOMAINS = ("localhost", "local", "internal", "home.arpa", "localdomain")
+#: Public wildcard-DNS zones that answer with the address written in the name (``10-0-0-1.sslip.io``,
+#: ``127.0.0.1.nip.io``), and zones that always answer with loopback: the classic ways to aim a
+#: server-side request at an internal address through a name.
+ADDRESS_IN_NAME_ZONES = ("nip.io", "sslip.io", "xip.io", "traefik.me")
+LOOPBACK_ZONES = ("localtest.me", "lvh.me", "vcap.me")
+_ADDRESS_IN_NAME = re.compile(r"(?:^|[.-])(\d{1,3})[.-](\d{1,3})[.-](\d{1,3})[.-](\d{1,3})$")
+
+
+def non_public_host(host: str) -> str | None:
+    """Why an AGENT endpoint's host cannot be a public address (``"a loopback address"``, ``"a
+    special-use name (.internal)"``...), or None. The service resolves names; this is what can be
+    told without resolving: literal addresses (every form resolvers accept), special-use domains,
+    single-label names (they resolve only through a private search domain), and names whose
+    address is written in them. Shared by the validator and the emulator."""
+    name = host.lower().rstrip(".")
+    ip = literal_address(name)
+    if ip is None and "." not in name and name != "localhost":
+        return "a single-label name (it resolves only inside a private network)"
+    if ip is None:
+        for zone in SPECIAL_USE_DOMAINS:
+            if name == zone or name.endswith("." + zone):
+                return "a loopback name" if zone == "localhost" else f"a special-use name (.{zone} is never public)"
+        for zone in LOOPBACK_ZONES:
+            if name == zone or name.endswith("." + zone):
+                return f"a name that resolves to loopback ({zone})"
+        for zone in ADDRESS_IN_NAME_ZONES:
+            if name.endswith("." + zone):
+                found = _ADDRESS_IN_NAME.search(name[: -len(zone) - 1])
+                embedded = literal_address(".".join(found.groups())) if found else None
+                if embedded is not None and not embedded.is_global:
+                    return f"a name that resolves to {embedded} ({zone}), {_address_kind(embedded)}"
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_global and not ip.is_multicast:
+        return None
+    return _address_kind(ip)
+
+
+def _address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    return ("a loopback address" if ip.is_loopback else "a link-local address" if ip.is_link_local
+            else "a private address" if ip.is_private else "a multicast address" if ip.is_multicast
+            else "not a public address")

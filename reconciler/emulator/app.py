@@ -60,6 +60,7 @@ class EmulatorApp(Starlette):
 
     def __init__(self, emu: Emulator, routes: list[BaseRoute]) -> None:
         super().__init__(routes=routes)
+        self.router.redirect_slashes = False  # /v2/prompts/ is an unknown route (404), not a redirect
         self.emu = emu
 
     def build_middleware_stack(self) -> ASGIApp:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -131,7 +132,7 @@ class Store:
         """An opaque base64 id that decodes to ``Kind:number:suffix``, like the service's."""
         n = self.next_number(kind)
         suffix = hashlib.sha1(f"{kind}:{n}".encode()).hexdigest()[:6]
-        return base64.b64encode(f"{kind}:{n}:{suffix}".encode()).decode().rstrip("=")
+        return base64.b64encode(f"{kind}:{n}:{suffix}".encode()).decode()
 
     def insert(self, kind: str, doc: dict[str, Any], parent: str | None = None) -> dict[str, Any]:
         with self._lock:
@@ -240,13 +241,34 @@ def _name_of(doc: Mapping[str, Any]) -> str | None:
 # ---------------------------------------------------------------- request helpers
 
 
+class _NotJson(ValueError):
+    pass
+
+
+def _not_json_number(literal: str) -> float:
+    """``NaN``, ``Infinity``: Python's json reads them, JSON has no such numbers."""
+    raise _NotJson(f"{literal} is not a JSON number")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):  # 1e400: a JSON number, but no double holds it
+        raise _NotJson(f"the number {literal[:40]} is out of range")
+    return value
+
+
 async def read_json_object(request: Request) -> dict[str, Any]:
     """The request body as a JSON object; anything else is 400 invalid-request."""
     raw = await request.body()
     if not raw:
         raise Problem(400, "a JSON request body is required")
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/json" and not (media_type.startswith("application/") and media_type.endswith("+json")):
+        raise Problem(400, f"the request body must be sent as Content-Type: application/json, not {media_type or 'none'}")
     try:
-        value = json.loads(raw.decode("utf-8"))
+        value = json.loads(raw.decode("utf-8"), parse_constant=_not_json_number, parse_float=_finite_float)
+    except _NotJson as exc:
+        raise Problem(400, f"malformed JSON body: {exc}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise Problem(400, f"malformed JSON body: {exc}") from None
     except RecursionError:
@@ -311,10 +333,9 @@ def parse_limit(params: Mapping[str, str], maximum: int = 100, default: int = 50
     raw = params.get("limit")
     if raw is None:
         return default
-    try:
-        limit = int(raw)
-    except ValueError:
-        raise Problem(400, f"limit must be an integer between 1 and {maximum}") from None
+    if not (raw.isascii() and raw.isdigit()):  # int() would take "+5", " 5", "1_0" and other scripts' digits
+        raise Problem(400, f"limit must be an integer between 1 and {maximum}")
+    limit = int(raw)
     if not 1 <= limit <= maximum:
         raise Problem(400, f"limit must be between 1 and {maximum}")
     return limit
@@ -476,7 +497,7 @@ class Emulator:
         keys = [self.settings.admin_key, self.settings.reader_key, *sorted(self.settings.space_keys)]
         n = keys.index(principal.key) + 1 if principal.key in keys else len(keys) + 1
         suffix = hashlib.sha1(f"User:{n}".encode()).hexdigest()[:6]
-        return base64.b64encode(f"User:{n}:{suffix}".encode()).decode().rstrip("=")
+        return base64.b64encode(f"User:{n}:{suffix}".encode()).decode()
 
     def problem(self, exc: Problem) -> Response:
         return problem_response(exc, self.settings.errors_url)

@@ -84,6 +84,7 @@ from reconciler.providers import (
     Provider,
     has_model_source,
     literal_address,
+    non_public_host,
     serialized_header_bytes,
     without_required,
 )
@@ -105,7 +106,9 @@ _LLM_FIELD_SHAPES: Mapping[str, ConfigField] = {
 
 def _read_value(f: ConfigField, value: Any) -> Any:
     """How one stored write-side field reads back: secrets as presence, headers as names."""
-    if f.read_name.startswith("has_"):
+    if f.kind is FieldKind.SECRET:  # a key was given, even an empty one
+        return value is not None
+    if f.read_name.startswith("has_"):  # has_headers: a non-empty map
         return bool(value)
     if f.kind is FieldKind.HEADERS:
         return sorted(value or {})
@@ -276,7 +279,8 @@ def _parse_auth(value: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 def _endpoint_problem(url: str) -> str | None:
     """Why an agent endpoint is refused, or None. The service resolves the host and requires a
-    public address; the emulator does no DNS, so it refuses what is non-public on its face."""
+    public address; the emulator does no DNS, so it refuses what is non-public without resolving
+    (``providers.non_public_host``) and takes any other name as public."""
     if len(url) > AGENT_ENDPOINT_MAX_CHARS:
         return f"is {len(url)} characters long; at most {AGENT_ENDPOINT_MAX_CHARS} are allowed"
     try:
@@ -289,17 +293,10 @@ def _endpoint_problem(url: str) -> str | None:
         return "must use https"
     if not host:
         return "has no host"
-    if host == "localhost" or host.endswith(".localhost"):
-        return "must not point at localhost"
-    address = literal_address(host)
-    if address is None and not _is_dns_name(host):
+    if literal_address(host) is None and not _is_dns_name(host):
         return f"has no valid host ({host!r})"
-    if address is not None:
-        mapped = getattr(address, "ipv4_mapped", None)
-        for candidate in (address, mapped):
-            if candidate is not None and (not candidate.is_global or candidate.is_multicast):
-                return f"must resolve to a public address, not {candidate}"
-    return None
+    why = non_public_host(host)
+    return None if why is None else f"must resolve to a public address: {host} is {why}"
 
 
 _DNS_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
@@ -358,6 +355,9 @@ def _merge_llm_config(given: Mapping[str, Any], stored: Mapping[str, Any] | None
     provider_name = given.get("provider")
     if provider_name is None and stored is None:
         raise Problem(400, "config.provider is required")
+    if stored is not None and "provider" in given and provider_name is None:  # present: must match
+        raise Problem(422, f"config.provider is immutable: the integration's provider is {stored['provider']},"
+                           " not null")
     if provider_name is not None:
         check_type(provider_name, "string", "config.provider")
         if provider_name not in PROVIDERS:
@@ -396,20 +396,19 @@ def _merge_llm_config(given: Mapping[str, Any], stored: Mapping[str, Any] | None
 
 def _merge_presets(given: list[dict[str, Any]], stored: list[dict[str, Any]], store: Store,
                    stamp: str) -> list[dict[str, Any]]:
-    """Replace-on-provide, matched by name: a kept name keeps its id and created_at (updated_at
-    moves only when it changed), a new name is inserted, a missing name is deleted."""
+    """Replace-on-provide, matched by name: a kept name updates in place, its id and timestamps
+    preserved (spec 4.1) and an omitted ``description`` kept (omitted means unchanged); a new name
+    is inserted; a missing name is deleted."""
     by_name = {p["name"]: p for p in stored}
     out: list[dict[str, Any]] = []
     for item in given:
-        wanted = {"name": item["name"], "description": item.get("description"), "config": item["config"]}
         old = by_name.get(item["name"])
         if old is None:
-            out.append({"id": store.new_id("AgentRequestPreset"), **wanted, "created_at": stamp,
-                        "updated_at": stamp})
-        elif all(old.get(k) == v for k, v in wanted.items()):
-            out.append(old)
+            out.append({"id": store.new_id("AgentRequestPreset"), "name": item["name"],
+                        "description": item.get("description"), "config": item["config"],
+                        "created_at": stamp, "updated_at": stamp})
         else:
-            out.append({**old, **wanted, "updated_at": stamp})
+            out.append({**old, **{k: item[k] for k in ("description", "config") if k in item}})
     return out
 
 

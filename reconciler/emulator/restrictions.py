@@ -86,8 +86,9 @@ class _SpaceNames:
 
 
 def may_manage(principal: Principal, space_name: str | None) -> bool:
-    """Whether a key may see and manage a restriction on a resource in the named space."""
-    if principal.role in ("admin", "reader"):
+    """Whether a key may manage, and so see (spec 4.2 rule 1), a restriction on a resource in the
+    named space: the admin everywhere, a space key in its space, the read-only key nowhere."""
+    if principal.role == "admin":
         return True
     return principal.role == "space" and space_name is not None and space_name == principal.space
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import os
 from typing import Any
 
@@ -39,11 +40,18 @@ def _constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):
+        raise ValueError(f"the number {literal[:40]} is out of range (no double holds it; the API refuses it)")
+    return value
+
+
 #: Stands in for an example line that did not parse (already reported), so indices stay the
 #: positions of the examples in the file.
 BROKEN = object()
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_finite)
 _WS = " \t\r\n"
 
 

@@ -13,7 +13,6 @@ Rules that go beyond the API's own 422s because a manifest may have to *create* 
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import Mapping
 from functools import lru_cache
@@ -51,7 +50,7 @@ from reconciler.providers import (
     FieldKind,
     Provider,
     has_model_source,
-    literal_address,
+    non_public_host,
     without_required,
 )
 
@@ -158,8 +157,8 @@ def _read_side_hints(fields: Mapping[str, ConfigField]) -> dict[str, str]:
 
 
 def _public_endpoint(value: str, path: Path, ctx: Ctx) -> None:
-    """The service calls the endpoint only at a public address; a literal private or loopback address
-    (or a localhost name) cannot work. Other names are checked by the service when it resolves them."""
+    """The service calls the endpoint only at a public address: what is not public without
+    resolving (``providers.non_public_host``) cannot work. Other names are the service's to resolve."""
     try:
         host = urlsplit(value).hostname
     except ValueError:
@@ -167,19 +166,9 @@ def _public_endpoint(value: str, path: Path, ctx: Ctx) -> None:
     if not host:
         ctx.problem(path, "must be an absolute https:// URL with a host")
         return
-    if host == "localhost" or host.endswith(".localhost"):
-        ctx.problem(path, f"host {host} is a loopback name; the service only calls public addresses")
-        return
-    ip = literal_address(host)
-    if ip is None:
-        return
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if ip.is_global:
-        return
-    what = ("a loopback" if ip.is_loopback else "a private" if ip.is_private
-            else "a link-local" if ip.is_link_local else "not a public")
-    ctx.problem(path, f"host {host} is {what} address; the service only calls public addresses")
+    why = non_public_host(host)
+    if why is not None:
+        ctx.problem(path, f"host {host} is {why}; the service only calls public addresses")
 
 
 @lru_cache(maxsize=512)

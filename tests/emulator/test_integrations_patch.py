@@ -377,6 +377,14 @@ def test_agent_description_and_name_update_and_null_clears_the_description(clien
     "https://[fc00::1]/replay",
     "https://[ff02::1]/replay",
     "https://[::ffff:127.0.0.1]/replay",
+    "https://metadata.google.internal/computeMetadata/v1",
+    "https://printer.local/replay",
+    "https://router.home.arpa/replay",
+    "https://intranet/replay",
+    "https://127.0.0.1.nip.io/replay",
+    "https://10-0-0-5.sslip.io/replay",
+    "https://localtest.me/replay",
+    "https://app.lvh.me/replay",
     "https:///replay",
     "not a url",
     "https://agent.example.com/" + "a" * AGENT_ENDPOINT_MAX_CHARS,
@@ -391,6 +399,8 @@ def test_an_agent_endpoint_must_be_public_https_and_short_enough(client: httpx.C
     "https://8.8.8.8/replay",
     "https://[2606:4700:4700::1111]/replay",
     "https://agent.example.com:8443/",
+    "https://8.8.8.8.nip.io/replay",  # the address written in the name is public
+    "https://agent.example/replay",  # a name that may not resolve is the resolver's business, not refused here
 ])
 def test_a_public_https_endpoint_is_accepted(client: httpx.Client, endpoint: str) -> None:
     agent = create_agent(client)
@@ -420,10 +430,23 @@ def test_presets_are_matched_by_name(client: httpx.Client) -> None:
     assert after["keep"] == before["keep"]
     assert after["change"]["id"] == before["change"]["id"]
     assert after["change"]["created_at"] == before["change"]["created_at"]
-    assert after["change"]["updated_at"] > before["change"]["updated_at"]
-    assert after["change"]["description"] == "new"
+    assert after["change"]["updated_at"] == before["change"]["updated_at"]  # "id and timestamps preserved"
+    assert after["change"]["description"] == "new" and after["change"]["config"] == {"query": "b", "top_k": 3}
     assert after["added"]["id"] not in {p["id"] for p in before.values()}
     assert "drop" not in after
+
+
+def test_a_matched_preset_keeps_an_omitted_description_and_clears_a_null_one(client: httpx.Client) -> None:
+    agent = create_agent(client, request_presets=[
+        {"name": "kept", "description": "stays", "config": {"query": "a"}},
+        {"name": "cleared", "description": "goes", "config": {"query": "b"}},
+    ])
+    after = {p["name"]: p for p in patched(client, agent, {"type": "AGENT", "config": {"request_presets": [
+        {"name": "kept", "config": {"query": "a2"}},
+        {"name": "cleared", "description": None, "config": {"query": "b"}},
+    ]}})["config"]["request_presets"]}
+    assert after["kept"]["description"] == "stays" and after["kept"]["config"] == {"query": "a2"}
+    assert after["cleared"]["description"] is None
 
 
 @pytest.mark.parametrize("presets", [

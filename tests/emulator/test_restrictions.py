@@ -123,9 +123,14 @@ def test_delete_is_204_then_404(api: httpx.Client) -> None:
     assert missing.headers["content-type"].startswith("application/problem+json")
 
 
-def test_reader_lists_everything_and_writes_nothing(api: httpx.Client, reader: httpx.Client) -> None:
-    restrict(api, "UHJvamVjdDox")
-    assert len(listed(reader)) == 1
+def test_reader_may_manage_no_restriction_so_it_lists_none_and_writes_nothing(
+        api: httpx.Client, reader: httpx.Client) -> None:
+    for i in range(3):
+        restrict(api, f"UHJvamVjdDo{i}")
+    assert len(listed(api)) == 3
+    page = reader.get("/v2/resource-restrictions", params={"limit": 2}).json()
+    assert page["resource_restrictions"] == [] and page["pagination"]["has_more"] is True  # filtered after the read
+    assert listed(reader) == []
     assert restrict(reader, "UHJvamVjdDoy").status_code == 403
     assert reader.delete("/v2/resource-restrictions/UHJvamVjdDox").status_code == 403
     assert reader.delete("/v2/resource-restrictions/UHJvamVjdDo5").status_code == 403
