@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +23,41 @@ class _Group(click.Group):
             click.echo(f"Error: {exc}", err=True)
             sys.exit(exc.exit_code)
 
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """As click's, but a usage error (unknown option, bad value, missing PATH) exits 1, not
+        click's 2: exit 2 means "changes" or "drift" here, and a typo in a CI job must not read as
+        either."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            exc.show()
+            sys.exit(1)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="reconciler")
 def main() -> None:
     """Declarative, stateless reconciler for the platform's management API.
 
-    Exit codes: 0 ok; 1 error (or invalid manifests, or a partial apply); 2 changes or drift
-    (plan --detailed-exitcode, drift).
+    Exit codes: 0 ok; 1 error (a usage error, invalid manifests, a partial apply...); 2 changes
+    or drift (plan --detailed-exitcode, drift).
     """
 
 
 def _connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
-        click.option("--base-url", envvar="RECONCILER_BASE_URL", show_envvar=True,
-                     help="Service root, without /v2."),
+        click.option("--base-url", help="Service root, without /v2 (else --host, --region, then "
+                     "RECONCILER_BASE_URL)."),
         click.option("--region", type=click.Choice(["eu-west-1a", "ca-central-1a"]),
                      help="Build the base URL from the regional host."),
         click.option("--host", help="Build the base URL from a custom host."),
@@ -131,12 +153,17 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     options = _options(kw)
     conn = _connection(kw)
     manifests = load(paths, _stdin_for(paths))
+    if out_file and not Path(out_file).resolve().parent.is_dir():
+        raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
     with connect(conn, on_event=_events(verbose)) as client:
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
-    click.echo(render(result, fmt, colour=sys.stdout.isatty()), nl=False)
+    click.echo(render(result, fmt, colour=_colour()), nl=False)
     if out_file:
-        Path(out_file).write_text(result.dumps(), encoding="utf-8")
+        try:
+            Path(out_file).write_text(replace(result, workdir=os.getcwd()).dumps(), encoding="utf-8")
+        except OSError as exc:
+            raise ReconcilerError(f"--out {out_file}: cannot write the plan ({exc.strerror or exc})") from None
         click.echo(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", err=True)
     sys.exit(2 if detailed_exitcode and not result.empty else 0)
 
@@ -156,7 +183,7 @@ def drift(paths: tuple[str, ...], fmt: str, verbose: bool, **kw: Any) -> None:
     with connect(conn, read_only=True, on_event=_events(verbose)) as client:
         live, result = plan_against(manifests, client, PlanOptions())
     _report_read(verbose, live)
-    click.echo(render(result, fmt, colour=sys.stdout.isatty()), nl=False)
+    click.echo(render(result, fmt, colour=_colour()), nl=False)
     sys.exit(0 if result.empty else 2)
 
 
@@ -188,17 +215,19 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     with connect(conn, on_event=_events(verbose)) as client:
         if from_file:
             planned = read_plan_file(paths[0])
+            if options.allow_replace:  # given to apply rather than to plan: as good
+                planned = replace(planned, options=replace(planned.options, allow_replace=True))
             stale, live = stale_objects(planned, client)
             if stale:
                 raise PlanError(f"the plan file {paths[0]} is stale: live state changed since it was made for "
                                 + ", ".join(stale) + ". Make a new plan.")
-            manifest_paths = [p for p in planned.manifests if p != "-" and Path(p).exists()]
+            manifest_paths = _plan_manifests(planned)
             manifests = load(manifest_paths) if manifest_paths else None
         else:
             assert manifests is not None
             live, planned = plan_against(manifests, client, options)
             _report_read(verbose, live)
-        click.echo(render_text(planned, colour=sys.stdout.isatty()), nl=False)
+        click.echo(render_text(planned, colour=_colour()), nl=False)
         if planned.empty:
             return
         check_replacements(planned)
@@ -214,12 +243,34 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
             raise ReconcilerError(f"apply finished with {len(report.of('failed'))} failed and "
                                   f"{len(report.of('skipped'))} skipped calls; re-run to converge")
         if manifests is None:
-            click.echo("Applied. (The manifests of the plan file are not available here; convergence not re-checked.)")
+            click.echo("Applied. Convergence was not re-checked: the plan file's manifests ("
+                       + ", ".join(planned.manifests) + ") are not found here or under " + (planned.workdir or "?")
+                       + ". Run plan on them to confirm.", err=True)
             return
         again = confirm_converged(manifests, client, planned, live, report)
         if not again.empty:
             raise not_converged(again)
         click.echo("Apply complete: live state matches the manifests.")
+
+
+def _colour() -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _plan_manifests(planned: Any) -> list[str]:
+    """The manifests a saved plan was made from, found as written (from here) or from where the
+    plan was made; [] when any is missing (a partial set would confirm the wrong thing)."""
+    found: list[str] = []
+    for p in planned.manifests:
+        if p == "-":
+            return []
+        candidates = [Path(p)] + ([Path(planned.workdir) / p] if planned.workdir and not Path(p).is_absolute() else [])
+        hit = next((c for c in candidates if c.exists()), None)
+        if hit is None:
+            return []
+        found.append(str(hit))
+    return found
 
 
 def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool) -> Any:

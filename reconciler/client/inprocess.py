@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+
+from reconciler.errors import ConfigError
 
 
 class InProcessTransport(httpx.BaseTransport):
@@ -79,5 +82,8 @@ def emulator_transport(db: str) -> InProcessTransport:
     from reconciler.emulator.app import create_app
     from reconciler.emulator.core import Emulator, EmulatorSettings
 
-    emu = Emulator(EmulatorSettings(db=db))
+    try:
+        emu = Emulator(EmulatorSettings(db=db))
+    except sqlite3.Error as exc:
+        raise ConfigError(f"--emulator {db}: cannot open the emulator's SQLite file ({exc})") from None
     return InProcessTransport(create_app(emu), on_close=emu.store.close)

@@ -3,7 +3,9 @@ in one place so every command connects the same way.
 
 Precedence of the endpoint (first that is set wins)::
 
-    --emulator FILE > --base-url URL > RECONCILER_BASE_URL > --host HOST > --region REGION
+    --emulator FILE > --base-url URL > --host HOST > --region REGION > RECONCILER_BASE_URL
+
+(a flag on the command line beats the environment, as everywhere).
 
 With none of them set, resolution fails and says how to configure one: nothing ever falls back
 to the emulator (or to the global host) silently.
@@ -118,15 +120,15 @@ def resolve_endpoint(
         return Endpoint(base_url=None, emulator_db=emulator)
     if base_url:
         return Endpoint(base_url=normalise_base_url(base_url), emulator_db=None)
-    from_env = env.get(BASE_URL_ENV, "").strip()
-    if from_env:
-        return Endpoint(base_url=normalise_base_url(from_env, origin=BASE_URL_ENV), emulator_db=None)
     if host:
         if "://" in host or "/" in host:
             raise ConfigError("--host takes a host name (and optional :port), not a URL; use --base-url for a URL")
         return Endpoint(base_url=normalise_base_url(f"https://{host}", origin="--host"), emulator_db=None)
     if region:
         return Endpoint(base_url=regional_base_url(region), emulator_db=None)
+    from_env = env.get(BASE_URL_ENV, "").strip()
+    if from_env:
+        return Endpoint(base_url=normalise_base_url(from_env, origin=BASE_URL_ENV), emulator_db=None)
     raise ConfigError(HOW_TO_CONFIGURE)
 
 

@@ -112,10 +112,16 @@ class Ctx:
         src = r.source(path)
         return Change(path, before, after, str(src) if src else None)
 
+    def error(self, r: DesiredResource, path: str, message: str) -> None:
+        """A problem only live state reveals, said like a validation problem: ``FILE:LINE:COL:
+        ADDRESS: PATH: message``."""
+        src = r.source(path)
+        self.errors.append(f"{src}: {r.address}: {path}: {message}" if src else f"{r.address}: {path}: {message}")
+
     def space_id(self, r: DesiredResource) -> str | None:
         sid = self.live.space_id(str(r.space))
         if sid is None:
-            self.errors.append(f"{r.address}: space {r.space!r} does not exist")
+            self.error(r, "space", f"no space named (or with the id) {r.space!r} exists")
         return sid
 
     def pin(self, r: DesiredResource, key: list[str]) -> None:

@@ -64,16 +64,16 @@ def _match(r: DesiredResource, live: list[dict[str, Any]]) -> tuple[list[dict[st
     if key:
         by_key = {e.get(key): e for e in live if key in e}
         keep: set[str] = set()
-        for e in want:
+        for i, e in enumerate(want):
             match = by_key.get(e.get(key))
             if match is None:
                 appends.append(e)
-                changes.append(Change(f"examples[{key}={e.get(key)}]", None, e, _src(r)))
+                changes.append(Change(f"examples[{key}={e.get(key)}]", None, e, _src(r, i)))
                 continue
             keep.add(str(match["id"]))
             if not same_example(match, e):
                 updates.append({"id": match["id"], **e})
-                changes.append(Change(f"examples[{key}={e.get(key)}]", user_fields(match), e, _src(r)))
+                changes.append(Change(f"examples[{key}={e.get(key)}]", user_fields(match), e, _src(r, i)))
         for e in live:
             if str(e["id"]) not in keep:
                 deletes.append(str(e["id"]))
@@ -82,13 +82,13 @@ def _match(r: DesiredResource, live: list[dict[str, Any]]) -> tuple[list[dict[st
     pool: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in live:
         pool[canonical(user_fields(e))].append(e)
-    for e in want:
+    for i, e in enumerate(want):
         bucket = pool.get(canonical(e))
         if bucket:
             bucket.pop()
         else:
             appends.append(e)
-            changes.append(Change("examples[+]", None, e, _src(r)))
+            changes.append(Change("examples[+]", None, e, _src(r, i)))
     for bucket in pool.values():
         for e in bucket:
             deletes.append(str(e["id"]))
@@ -96,8 +96,10 @@ def _match(r: DesiredResource, live: list[dict[str, Any]]) -> tuple[list[dict[st
     return updates, appends, deletes, changes
 
 
-def _src(r: DesiredResource) -> str | None:
-    s = r.source("examples")
+def _src(r: DesiredResource, index: int | None = None) -> str | None:
+    """Where an example is written (its line in the examples file, or inline); for an example
+    that only live has, where the manifest gives its examples."""
+    s = r.source("examples" if index is None else f"examples.{index}")
     return str(s) if s else None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.model import DesiredResource, LiveEvaluator
-from reconciler.plan.changes import nested_changes
+from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import Ctx
 from reconciler.plan.model import has_ref, ref
 
@@ -29,8 +29,8 @@ def resolve_template(r: DesiredResource, ctx: Ctx) -> tuple[dict[str, Any], tupl
         elif live is not None:
             llm["ai_integration_id"] = live["id"]
         else:
-            ctx.errors.append(f"{r.address}: template_config.llm_config.integration: no LLM integration named "
-                              f"{name!r} in the manifests or live")
+            ctx.error(r, "template_config.llm_config.integration",
+                      f"no LLM integration named {name!r} in the manifests or live")
             return None
     if "llm_config" in tc:
         tc["llm_config"] = {"ai_integration_id": llm.pop("ai_integration_id", None), **llm}
@@ -69,11 +69,15 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any
     have = dict(((live.latest or {}).get("template_config")) or {})
     merged = _merge(have, tc)
     if merged != have or has_ref(tc):
-        src = r.source("template_config")
         ctx.op(r, "version", "POST", f"/v2/evaluators/{evaluator_id}/versions",
                body={"commit_message": r.spec.get("commit_message") or "update", "template_config": merged},
-               changes=nested_changes(have, merged, "template_config", str(src) if src else None),
+               changes=nested_changes(have, merged, "template_config", source_in(r, _manifest_path)),
                depends_on=depends, note="new version")
+
+
+def _manifest_path(path: str) -> str:
+    """The manifest names the integration where the API has its id."""
+    return path.replace("llm_config.ai_integration_id", "llm_config.integration")
 
 
 def _merge(have: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:

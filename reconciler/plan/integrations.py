@@ -9,11 +9,11 @@ and are sent only when missing live, when names differ, or with ``--rotate-secre
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from reconciler.model import DesiredResource
-from reconciler.plan.changes import nested_changes
+from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import Ctx, op_id, shown, to_body
 from reconciler.plan.model import SENSITIVE, Change, Operation
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
@@ -138,28 +138,37 @@ def _config_patch(r: DesiredResource, ctx: Ctx, lcfg: Mapping[str, Any], secrets
             if _auth_differs(r, ctx, want, lcfg.get("auth") or {}):
                 out[name] = to_body(want, f"/config/{name}", secrets)
                 changes.extend(nested_changes(_auth_view(lcfg.get("auth") or {}), shown(want), path,
-                                              _src(r, path)))
+                                              source_in(r)))
         elif f.kind is FieldKind.PRESETS:
             merged = _presets_patch(want or [], lcfg.get("request_presets") or [])
             if merged is not None:
                 out[name] = merged
                 by_name = {p.get("name"): _preset_view(p) for p in lcfg.get("request_presets") or []}
                 changes.extend(nested_changes(by_name, {p["name"]: _preset_view(p) for p in merged}, path,
-                                              _src(r, path)))
+                                              source_in(r, _preset_index(want or []))))
         else:
             have = lcfg.get(f.read_name)
             if want != have:
                 out[name] = want
                 if isinstance(want, dict) and isinstance(have, dict):
-                    changes.extend(nested_changes(have, want, path, _src(r, path)))
+                    changes.extend(nested_changes(have, want, path, source_in(r)))
                 else:
                     changes.append(ctx.change(r, path, have, want))
     return out
 
 
-def _src(r: DesiredResource, path: str) -> str | None:
-    s = r.source(path)
-    return str(s) if s else None
+def _preset_index(presets: list[Any]) -> Callable[[str], str]:
+    """Plan paths name a preset (``config.request_presets.cold.config``); the manifest numbers them."""
+    index = {p.get("name"): i for i, p in enumerate(presets) if isinstance(p, dict)}
+
+    def rename(path: str) -> str:
+        head, _, rest = path.partition("config.request_presets.")
+        if head or not rest:
+            return path
+        name, dot, tail = rest.partition(".")
+        i = index.get(name)
+        return path if i is None else f"config.request_presets.{i}{dot}{tail}"
+    return rename
 
 
 def _secret_decision(r: DesiredResource, ctx: Ctx, path: str, want: Any, live_has: bool) -> tuple[bool, Any]:

@@ -71,8 +71,18 @@ class Operation:
     depends_on: tuple[str, ...] = ()
     space: str | None = None
     secrets: Mapping[str, str] = field(default_factory=dict)  # JSON pointer in body -> "env:NAME"/"file:PATH"
-    address: str = ""  # the resource it belongs to ("Integration/vendor-a-prod")
+    address: str = ""  # the manifest resource it belongs to ("Integration/vendor-a-prod")
     note: str | None = None  # why, for humans ("new version", "experiment retention")
+
+    @property
+    def subject(self) -> str:
+        """The object it creates, changes or deletes, as plans count and show them: the manifest
+        resource's address, but an object of another kind (an Experiment its dataset's retention
+        deletes) is its own (``Experiment/research/golden-tickets/exp-3 (id)``)."""
+        owner_kind, _, rest = self.address.partition("/")
+        if self.kind == owner_kind or not rest:
+            return self.address
+        return f"{self.kind}/{rest}/{self.name} ({self.path.rsplit('/', 1)[-1]})"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -129,6 +139,7 @@ class Plan:
     scope: ReadScope = ReadScope()  # what a live read for this plan fetches
     manifests: tuple[str, ...] = ()  # the paths the plan was made from (to confirm convergence after apply)
     options: PlanOptions = PlanOptions()
+    workdir: str = ""  # where a saved plan was made: relative ``manifests`` are found from there too
 
     def __iter__(self) -> Iterator[Operation]:
         return iter(self.operations)
@@ -141,10 +152,11 @@ class Plan:
         return not self.operations
 
     def summary(self) -> dict[str, int]:
-        """Counts by resource, not by call: a resource with several update calls counts once."""
+        """Counts by object, not by call: a resource with several update calls counts once; each
+        experiment a retention rule deletes counts as one delete."""
         seen: dict[str, set[str]] = {a: set() for a in ACTIONS}
         for op in self.operations:
-            seen[op.action].add(op.address)
+            seen[op.action].add(op.subject)
         return {a: len(seen[a]) for a in ACTIONS}
 
     def to_json(self) -> dict[str, Any]:
@@ -166,7 +178,7 @@ class Plan:
                 "version_name": self.options.version_name,
                 "targets": list(self.options.targets),
             },
-        }
+        } | ({"workdir": self.workdir} if self.workdir else {})
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
@@ -182,6 +194,7 @@ class Plan:
             pins={k: list(v) for k, v in data.get("pins", {}).items()},
             scope=ReadScope.from_json(data.get("scope", {})),
             manifests=tuple(data.get("manifests", [])),
+            workdir=str(data.get("workdir", "")),
             options=PlanOptions(
                 allow_replace=bool(opts.get("allow_replace", False)),
                 rotate_secrets=bool(opts.get("rotate_secrets", False)),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.model import DesiredResource, LivePrompt
-from reconciler.plan.changes import nested_changes
+from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import Ctx
 from reconciler.plan.model import ref
 
@@ -81,19 +81,19 @@ def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
     if want and (latest is None or version_differs(want, latest)):
         body = version_body(want, latest)
         changes = [c for f in VERSION_FIELDS if f in want
-                   for c in nested_changes((latest or {}).get(f), want[f], f"version.{f}", _src(r, f))]
+                   for c in nested_changes((latest or {}).get(f), want[f], f"version.{f}", source_in(r))]
         version = ctx.op(r, "version", "POST", f"/v2/prompts/{prompt_id}/versions", body=body, changes=changes,
                          note="new version")
-        if labels:
+        if labels:  # the new version carries none yet; PUT moves each label to it from where it is
             ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{ref(version.id, 'id')}/labels",
                    body={"labels": labels}, depends_on=[version.id],
-                   changes=[ctx.change(r, "version.labels", _labels_before(live, labels), labels)])
+                   changes=[ctx.change(r, "version.labels", [], labels)])
     elif labels and latest is not None:
         have = list(latest.get("labels") or [])
         missing = [lab for lab in labels if lab not in have]
-        if missing:
+        if missing:  # the manifest's labels must be there; others the version carries stay
             ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{latest['id']}/labels", body={"labels": have + missing},
-                   changes=[ctx.change(r, "version.labels", _labels_before(live, labels), labels)])
+                   changes=[ctx.change(r, "version.labels", have, have + missing)])
     if "restricted" in r.spec:
         restricted = ("PROMPT", prompt_id) in ctx.live.restrictions
         if r.spec["restricted"] is True and not restricted:
@@ -102,15 +102,3 @@ def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
         elif r.spec["restricted"] is False and restricted:
             ctx.op(r, "unrestrict", "DELETE", f"/v2/resource-restrictions/{prompt_id}",
                    changes=[ctx.change(r, "restricted", True, False)])
-
-
-def _labels_before(live: LivePrompt, labels: list[str]) -> list[str]:
-    """The desired labels the latest version already carries (the rest are elsewhere or nowhere)."""
-    on_latest = set((live.latest or {}).get("labels") or [])
-    return [lab for lab in labels if lab in on_latest]
-
-
-def _src(r: DesiredResource, field: str) -> str | None:
-    s = r.source(f"version.{field}")
-    return str(s) if s else None
-

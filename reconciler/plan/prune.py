@@ -42,8 +42,9 @@ def plan_prune(desired: list[DesiredResource], ctx: Ctx) -> None:
             candidates.setdefault(kind, []).append(
                 (name, f"{collection}/{obj['id']}", space, f"{kind}/{space}/{name}"))
     if "ResourceRestriction" in kinds:
+        declared_ids = {str(r.spec.get("resource_id")) for r in desired if r.kind == "ResourceRestriction"}
         for (rtype, rid), _ in sorted(ctx.live.restrictions.items()):
-            if rtype in PRUNABLE_RESTRICTIONS and ("ResourceRestriction", rtype, rid) not in declared:
+            if rtype in PRUNABLE_RESTRICTIONS and rid not in declared_ids:  # an id names one resource
                 candidates.setdefault("ResourceRestriction", []).append(
                     (f"{rtype} {rid}", f"/v2/resource-restrictions/{rid}", None, f"ResourceRestriction/{rtype}/{rid}"))
 

@@ -31,10 +31,11 @@ def _fmt(value: Any, limit: int = 160) -> str:
 
 
 def _groups(plan: Plan) -> Iterator[tuple[str, str, list[Operation]]]:
-    """Operations grouped by the resource they belong to, in execution order of first appearance."""
+    """Operations grouped by the object they act on (``Operation.subject``), in execution order of
+    first appearance."""
     seen: dict[str, list[Operation]] = {}
     for op in plan.operations:
-        seen.setdefault(op.address, []).append(op)
+        seen.setdefault(op.subject, []).append(op)
     for address, ops in seen.items():
         actions = {op.action for op in ops}
         action = next(a for a in ("replace", "delete", "create", "update") if a in actions)

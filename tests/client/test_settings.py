@@ -38,9 +38,11 @@ def test_base_url_flag_wins_over_the_environment_host_and_region() -> None:
     assert endpoint.base_url == "https://flag.example"
 
 
-def test_environment_base_url_wins_over_host_and_region() -> None:
-    endpoint = resolve({"RECONCILER_BASE_URL": "https://env.example/"}, host="h.example", region="ca-central-1a")
-    assert endpoint.base_url == "https://env.example"
+def test_host_and_region_flags_win_over_the_environment_base_url() -> None:
+    env = {"RECONCILER_BASE_URL": "https://env.example/"}
+    assert resolve(env, host="h.example", region="ca-central-1a").base_url == "https://h.example"
+    assert resolve(env, region="ca-central-1a").base_url == "https://api.ca-central-1a.llmops.example"
+    assert resolve(env).base_url == "https://env.example"
 
 
 def test_host_wins_over_region() -> None:

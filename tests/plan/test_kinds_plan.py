@@ -96,7 +96,23 @@ def test_retention_deletes_old_experiments_beyond_keep_last() -> None:
     plan = make_plan(manifests(d), live, now=datetime(2026, 5, 15, tzinfo=UTC))
     # newest two (E5, E4) kept; E3 (March) older than 60 days -> deleted, as are E2 and E1.
     assert [op.path for op in plan.operations] == ["/v2/experiments/E3", "/v2/experiments/E2", "/v2/experiments/E1"]
-    assert plan.summary()["delete"] == 1  # counted per resource: the dataset's retention
+    assert plan.summary() == {"create": 0, "update": 0, "delete": 3, "replace": 0}  # one per experiment
+    text = render_text(plan)
+    assert "- Experiment/research/d/e3 (E3)" in text and "- Dataset/research/d" not in text
+    assert "Plan: 0 to create, 0 to update, 3 to delete." in text
+
+
+def test_retention_deletes_beside_an_examples_change_leave_the_dataset_an_update() -> None:
+    live = state()
+    exps = [{"id": f"E{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"} for i in range(1, 4)]
+    live.datasets[(RESEARCH, "d")] = LiveDataset(
+        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}, examples=examples_live({"q": "a"}),
+        experiments=exps)
+    d = res("Dataset", "d", "research", examples=[{"q": "b"}], experiment_retention={"keep_last": 2})
+    plan = make_plan(manifests(d), live, now=datetime(2026, 5, 15, tzinfo=UTC))
+    assert plan.summary() == {"create": 0, "update": 1, "delete": 1, "replace": 0}
+    text = render_text(plan)
+    assert "~ Dataset/research/d" in text and "- Experiment/research/d/e1 (E1)" in text
 
 
 def test_evaluator_after_the_integration_it_names_with_a_reference() -> None:
