@@ -164,7 +164,7 @@ integration PATCHed whole, a prompt and an evaluator given a new version, a data
 every example), sequentially, with no re-read.
 
 **How it is measured.** Every run is a child process (`benchmarks/worker.py`) calling the library
-(`workflow.load`, `plan_against`, `run_apply`, `confirm_converged`) with `--parallelism` 8.
+(`workflow.load`, `plan_against`, `run_apply`, `confirm_converged`) at the default `--parallelism` (10).
 `requests` are counted by the emulator (`GET /_emulator/stats`, reset before each run; a 429 counts
 as a request). `wall_s` covers the whole job, manifest loading included. `planner_cpu_s` is the
 worker's CPU time (all threads, `time.process_time`) minus the CPU its threads spent inside the HTTP
@@ -200,7 +200,7 @@ emulator process's CPU over the same run.
   one GET each when that is fewer requests (`reconciler/apply/confirm.py`). The rate-limited run's
   requests above the bound are its 429 answers.
 - **Wall time under 20 ms latency.** The naive baseline pays 20 ms per request in sequence; ours
-  pays it 8 at a time (`--parallelism`, default 8), plus loading the manifests (the same for both)
+  pays it 10 at a time (`--parallelism`, default 10), plus loading the manifests (the same for both)
   and `make_plan`. The read phase is then latency-bound: its wall is about twice its CPU.
 - **The planner CPU share of a plan in sync: missed, and out of reach against this emulator.**
   `planner_cpu_s` is strict: every CPU second of the process outside the HTTP transport, manifest

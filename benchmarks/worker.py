@@ -29,6 +29,7 @@ import yaml
 from benchmarks.naive import naive_writes
 from reconciler.client.http import ApiClient, StatsSnapshot, build_http_client
 from reconciler.client.live import read_live
+from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.workflow import confirm_converged, load, run_apply
@@ -67,7 +68,7 @@ class Job:
     action: str  # "plan" or "apply"
     manifests: str
     url: str
-    parallelism: int = 8
+    parallelism: int = DEFAULT_PARALLELISM  # the CLI's default
     api_key: str = "admin-key"
     floor: bool = False  # also measure parse_floor (keeps every response body: not for RSS figures)
 

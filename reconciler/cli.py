@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from reconciler import __version__
+from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.errors import PlanError, ReconcilerError
 
 
@@ -65,7 +66,7 @@ def _connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Read the API key from FILE (else RECONCILER_API_KEY)."),
         click.option("--emulator", "emulator_db", metavar="FILE",
                      help="Run against an in-process emulator persisted in FILE (SQLite)."),
-        click.option("--parallelism", default=8, show_default=True, type=click.IntRange(1, 64),
+        click.option("--parallelism", default=DEFAULT_PARALLELISM, show_default=True, type=click.IntRange(1, 64),
                      help="Concurrent requests."),
         click.option("-v", "--verbose", is_flag=True, help="Report requests, retries and waits on stderr."),
     ]

@@ -13,7 +13,7 @@ from reconciler.apply.confirm import reread_touched
 from reconciler.apply.executor import ApplyReport, Outcome, execute
 from reconciler.client.http import ApiClient, open_client
 from reconciler.client.live import read_live
-from reconciler.client.settings import read_api_key, resolve_endpoint
+from reconciler.client.settings import DEFAULT_PARALLELISM, read_api_key, resolve_endpoint
 from reconciler.errors import ApplyError, ManifestError, PlanError
 from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.model import Operation, Plan, PlanOptions
@@ -28,7 +28,7 @@ class Connection:
     host: str | None = None
     api_key_file: str | None = None
     emulator: str | None = None
-    parallelism: int = 8
+    parallelism: int = DEFAULT_PARALLELISM
 
 
 def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None) -> ApiClient:

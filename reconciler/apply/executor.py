@@ -18,6 +18,7 @@ from typing import Any
 from reconciler.apply.recover import recover_for, recover_for_patch
 from reconciler.apply.resolve import request_for
 from reconciler.client.http import ApiClient
+from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.errors import ProblemError, ReconcilerError
 from reconciler.plan.model import KNOWN_AFTER_APPLY, REF_RE, Operation, Plan
 from reconciler.plan.planner import DELETE_ORDER
@@ -70,7 +71,7 @@ def execute(
     plan: Plan,
     client: ApiClient,
     *,
-    parallelism: int = 8,
+    parallelism: int = DEFAULT_PARALLELISM,
     fail_fast: bool = False,
     on_start: Callable[[Operation], None] | None = None,
     on_done: Callable[[Outcome], None] | None = None,

@@ -46,7 +46,7 @@ from urllib.parse import quote
 import httpx
 
 from reconciler import __version__
-from reconciler.client.settings import HOW_TO_CONFIGURE, Endpoint
+from reconciler.client.settings import DEFAULT_PARALLELISM, HOW_TO_CONFIGURE, Endpoint
 from reconciler.errors import (
     AmbiguousWriteError,
     ApiError,
@@ -165,7 +165,7 @@ class ApiClient:
         http: httpx.Client,
         *,
         read_only: bool = False,
-        parallelism: int = 8,
+        parallelism: int = DEFAULT_PARALLELISM,
         max_retries: int = 6,
         max_retry_after: float = 60.0,
         backoff_base: float = 0.2,
@@ -524,7 +524,7 @@ def build_http_client(
     base_url: str,
     api_key: str,
     *,
-    parallelism: int = 8,
+    parallelism: int = DEFAULT_PARALLELISM,
     transport: httpx.BaseTransport | None = None,
     event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
 ) -> httpx.Client:
@@ -547,7 +547,7 @@ def open_client(
     api_key: str,
     *,
     read_only: bool = False,
-    parallelism: int = 8,
+    parallelism: int = DEFAULT_PARALLELISM,
     on_event: Callable[[str], None] | None = None,
 ) -> ApiClient:
     """An ``ApiClient`` for an endpoint: a real base URL over httpx's own transport (TLS verified,

@@ -32,6 +32,10 @@ from urllib.parse import urlsplit
 
 from reconciler.errors import ConfigError
 
+#: Requests in flight at once unless ``--parallelism`` says otherwise: Terraform's default. A plan's
+#: wall time is about its reads' latency divided by this; a 429 pauses every thread of the client.
+DEFAULT_PARALLELISM = 10
+
 #: The service's global host (api-spec.md section 1, "Global" form).
 GLOBAL_HOST = "api.llmops.example"
 #: The regional host form; ``{region}`` is one of REGIONS.
@@ -141,7 +145,8 @@ def read_api_key(
     """The API key from ``--api-key-file`` (stripped) or RECONCILER_API_KEY.
 
     For an emulator endpoint with no key configured, the emulator's admin key is used (the
-    emulator is local and its keys are not secrets). A missing, empty or malformed key is a
+    emulator is local and its keys are not secrets); a key in the environment it does not know is
+    refused with that advice rather than answered 401. A missing, empty or malformed key is a
     ConfigError that names where the key was looked for and never shows a value.
     """
     if api_key_file:
@@ -154,12 +159,18 @@ def read_api_key(
             raise ConfigError(f"--api-key-file {api_key_file}: the file is empty")
         return _checked(key, f"--api-key-file {api_key_file}")
     key = env.get(API_KEY_ENV, "").strip()
-    if key:
-        return _checked(key, API_KEY_ENV)
     if endpoint is not None and endpoint.is_emulator:
         from reconciler.emulator.core import EmulatorSettings
 
-        return EmulatorSettings().admin_key
+        known = EmulatorSettings()
+        if not key:
+            return known.admin_key
+        if key not in (known.admin_key, known.reader_key):  # a real key exported in the shell, most likely
+            raise ConfigError(f"{API_KEY_ENV} holds a key the embedded emulator (--emulator) does not know: it "
+                              f"takes {known.admin_key} (admin) and {known.reader_key} (read-only); unset "
+                              f"{API_KEY_ENV} to use {known.admin_key}")
+    if key:
+        return _checked(key, API_KEY_ENV)
     raise ConfigError(f"no API key: set {API_KEY_ENV} or pass --api-key-file FILE")
 
 

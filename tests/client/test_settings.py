@@ -158,7 +158,14 @@ def test_a_key_with_a_line_break_is_refused_without_showing_it(tmp_path: Path) -
 def test_the_emulator_defaults_to_its_admin_key() -> None:
     endpoint = Endpoint(base_url=None, emulator_db="state.db")
     assert read_api_key(None, {}, endpoint=endpoint) == EmulatorSettings().admin_key
-    assert read_api_key(None, {"RECONCILER_API_KEY": "mine"}, endpoint=endpoint) == "mine"
+    assert read_api_key(None, {"RECONCILER_API_KEY": "reader-key"}, endpoint=endpoint) == "reader-key"
+
+
+def test_the_emulator_refuses_a_key_it_does_not_know_without_showing_it() -> None:
+    endpoint = Endpoint(base_url=None, emulator_db="state.db")
+    with pytest.raises(ConfigError, match="unset RECONCILER_API_KEY") as info:
+        read_api_key(None, {"RECONCILER_API_KEY": CANARY}, endpoint=endpoint)
+    assert CANARY not in str(info.value)
 
 
 def test_a_real_endpoint_never_defaults_a_key() -> None:
