@@ -3,6 +3,7 @@ References known only after apply show as "(known after apply)"; secrets as "(se
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -53,6 +54,22 @@ def summary_line(plan: Plan) -> str:
     return text
 
 
+#: A changed string longer than this (or spanning lines) is shown as a unified diff, not before -> after.
+TEXT_DIFF_MIN = 80
+
+
+def text_diff(c: Change) -> list[str] | None:
+    """A prompt text (or any long string) that changed, as unified diff lines (``-old``/``+new``,
+    one line of context, no file headers); None for values a one-line ``before -> after`` shows."""
+    before, after = _mask_refs(c.before), _mask_refs(c.after)
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return None
+    if max(len(before), len(after)) <= TEXT_DIFF_MIN and "\n" not in before + after:
+        return None
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=1)
+    return [line for line in lines if not line.startswith(("---", "+++"))]
+
+
 def _change_line(c: Change) -> str:
     src = f"   # {c.source}" if c.source else ""
     path = c.path or "(resource)"
@@ -60,6 +77,8 @@ def _change_line(c: Change) -> str:
         return f"{path} = {_fmt(c.after)}{src}"
     if c.after is None:
         return f"{path} = {_fmt(c.before)} -> null{src}"
+    if text_diff(c) is not None:
+        return f"{path}: (text changed){src}"
     return f"{path}: {_fmt(c.before)} -> {_fmt(c.after)}{src}"
 
 
@@ -80,6 +99,7 @@ def render_text(plan: Plan, colour: bool = False) -> str:
             lines.append(f"    {op.method} {_mask_refs(op.path)}{note}")
             for c in op.changes:
                 lines.append(f"      {_change_line(c)}")
+                lines.extend(f"        {line}" for line in text_diff(c) or ())
         lines.append("")
     for w in plan.warnings:
         lines.append(f"Warning: {w}")
@@ -110,13 +130,21 @@ def render_markdown(plan: Plan) -> str:
         lines.append("")
         lines.append("| call | field | before | after | source |")
         lines.append("|---|---|---|---|---|")
+        diffs: list[tuple[str, list[str]]] = []
         for op in ops:
             call = f"`{op.method} {_mask_refs(op.path)}`"
             if not op.changes:
                 lines.append(f"| {call} | | | | |")
             for c in op.changes:
-                lines.append(f"| {call} | `{_md_escape(c.path or '(resource)')}` | `{_md_escape(_fmt(c.before, 80))}` | "
-                             f"`{_md_escape(_fmt(c.after, 80))}` | {c.source or ''} |")
+                if text_diff(c) is not None:
+                    diffs.append((c.path, text_diff(c) or []))
+                    before, after = "(text, see the diff below)", "(text, see the diff below)"
+                else:
+                    before, after = f"`{_md_escape(_fmt(c.before, 80))}`", f"`{_md_escape(_fmt(c.after, 80))}`"
+                lines.append(f"| {call} | `{_md_escape(c.path or '(resource)')}` | {before} | {after} | "
+                             f"{c.source or ''} |")
+        for path, diff in diffs:
+            lines.extend(["", f"`{path}`:", "", "```diff", *diff, "```"])
         lines.extend(["", "</details>", ""])
     for w in plan.warnings:
         lines.append(f"> **Warning:** {w}")

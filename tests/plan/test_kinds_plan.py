@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
-from reconciler.plan.render import render_text
+from reconciler.plan.render import render_json, render_markdown, render_text
 from tests.plan.helpers import RESEARCH, key, live_llm, llm, manifests, res, state
 
 VERSION = {"commit_message": "v1", "provider": "VENDOR_A", "model": "m",
@@ -57,6 +58,23 @@ def test_label_missing_on_latest_is_added_keeping_existing_labels() -> None:
     live.prompts[(RESEARCH, "p")] = live_prompt()
     (op,) = make_plan(manifests(p), live).operations
     assert (op.method, op.body) == ("PUT", {"labels": ["production", "staging"]})
+    (change,) = op.changes  # what is shown is what is sent
+    assert (change.before, change.after) == (["production"], ["production", "staging"])
+
+
+def test_a_changed_prompt_text_is_shown_as_a_unified_diff() -> None:
+    old = "You summarize support tickets.\nBe brief.\nNever guess the customer's plan."
+    new = "You summarize support tickets.\nBe brief and factual.\nNever guess the customer's plan."
+    p = res("Prompt", "p", "research", version={**VERSION, "messages": [{"role": "system", "content": new}]})
+    live = state()
+    live.prompts[(RESEARCH, "p")] = live_prompt(messages=[{"role": "system", "content": old}])
+    plan = make_plan(manifests(p), live)
+    text = render_text(plan)
+    assert "version.messages.0.content: (text changed)" in text
+    assert "        -Be brief.\n        +Be brief and factual.\n" in text
+    markdown = render_markdown(plan)
+    assert "```diff" in markdown and "-Be brief.\n+Be brief and factual." in markdown
+    assert json.loads(render_json(plan))["operations"][0]["changes"][0]["after"] == new  # JSON keeps it whole
 
 
 def examples_live(*rows: dict[str, object]) -> list[dict[str, object]]:
