@@ -1,7 +1,9 @@
 """``reconciler export``: manifests from live state, for adopting existing resources.
 
 Secrets cannot be read back, so each one that exists live is written as an ``{env: NAME}``
-reference with a generated name, listed in ``secrets.env.example``. Planning the exported tree
+reference with a generated name, listed in ``secrets.env.example``. An AGENT's headers show only
+that they exist, not their names, so they are left out (unmanaged) with a note in that file: a
+made-up header name would replace the real one on the first ``--rotate-secrets``. Planning the exported tree
 right after (with those variables set to anything) is empty: write-only secrets that exist live are
 not re-sent unless ``--rotate-secrets``.
 """
@@ -41,7 +43,7 @@ def _headers(names: list[str], *prefix: str, env: list[str]) -> dict[str, Any]:
     return {h: _secret(True, *prefix, "header", h, env=env) for h in names}
 
 
-def integration_manifest(obj: Mapping[str, Any], env: list[str]) -> dict[str, Any]:
+def integration_manifest(obj: Mapping[str, Any], env: list[str], notes: list[str] | None = None) -> dict[str, Any]:
     name = str(obj["name"])
     itype = str(obj["type"])
     doc: dict[str, Any] = {"kind": "Integration", "name": name, "type": itype}
@@ -54,8 +56,10 @@ def integration_manifest(obj: Mapping[str, Any], env: list[str]) -> dict[str, An
     if itype == "AGENT":
         for f in AGENT_FIELDS.values():
             if f.kind is FieldKind.HEADERS:
-                if live.get("has_headers"):
-                    config["headers"] = {"Authorization": _secret(True, name, "headers", env=env)}
+                if live.get("has_headers") and notes is not None:  # names invisible: left unmanaged
+                    notes.append(f"# Integration/{name} (AGENT) has headers live, but the API shows only that they "
+                                 "exist, not their names; they are left unmanaged. To manage them, add "
+                                 "config.headers: {NAME: {env: VAR}}.")
             elif f.kind is FieldKind.PRESETS:
                 config["request_presets"] = [
                     {"name": p["name"], "description": p.get("description"), "config": p.get("config") or {}}
@@ -120,7 +124,8 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[st
         path.write_text(yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True), encoding="utf-8")
         written.append(f"wrote {path} ({len(docs)} resources)")
 
-    write("integrations.yaml", [integration_manifest(o, env) for _, o in sorted(live.integrations.items())])
+    notes: list[str] = []
+    write("integrations.yaml", [integration_manifest(o, env, notes) for _, o in sorted(live.integrations.items())])
     restrictions = [{"kind": "ResourceRestriction", "name": f"{t.lower()}-{rid}", "resource_type": t,
                      "resource_id": rid} for (t, rid) in sorted(live.restrictions) if t in ("PROJECT", "DASHBOARD")]
     write("restrictions.yaml", restrictions)
@@ -142,10 +147,10 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[st
             datasets.append({"kind": "Dataset", "space": space, "name": name,
                              "examples_file": rel.split("/", 1)[1]})
         write(f"{space}/datasets.yaml", datasets)
-    if env:
+    if env or notes:
         (out / "secrets.env.example").write_text(
             "# Secrets cannot be exported; set these before running plan on the exported manifests.\n"
-            + "".join(f"{v}=\n" for v in sorted(set(env))), encoding="utf-8")
+            + "".join(f"{v}=\n" for v in sorted(set(env))) + "".join(f"{n}\n" for n in notes), encoding="utf-8")
         written.append(f"wrote {out / 'secrets.env.example'} ({len(set(env))} variables to set)")
     return written
 

@@ -143,8 +143,13 @@ def test_export_round_trip_plans_empty(cli: Cli, tree: Path, tmp_path: Path) -> 
     out = tmp_path / "exported"
     result = cli("export", "--out", str(out))
     assert result.exit_code == 0, result.output
-    env_names = [line.split("=")[0] for line in (out / "secrets.env.example").read_text().splitlines()
-                 if line and not line.startswith("#")]
+    secrets_file = (out / "secrets.env.example").read_text()
+    env_names = [line.split("=")[0] for line in secrets_file.splitlines() if line and not line.startswith("#")]
+    import yaml
+
+    agent = next(d for d in yaml.safe_load_all((out / "integrations.yaml").read_text()) if d["type"] == "AGENT")
+    assert "headers" not in agent["config"]  # their names are invisible: left unmanaged, never made up
+    assert "# Integration/support-agent (AGENT) has headers live" in secrets_file
     import os
 
     for name in env_names:
