@@ -27,13 +27,13 @@ PROBLEM_TITLES: Mapping[int, tuple[str, str]] = {
     401: ("Authentication required", "authentication-required"),
     403: ("Access forbidden", "access-forbidden"),
     404: ("Resource not found", "resource-not-found"),
-    405: ("Method not allowed", "method-not-allowed"),
     409: ("Resource conflict", "resource-conflict"),
     422: ("Unprocessable Entity", "unprocessable-entity"),
     429: ("Rate limit exceeded", "rate-limit-exceeded"),
-    500: ("Internal server error", "internal-error"),
-    503: ("Service unavailable", "service-unavailable"),
 }
+#: Titles of the other statuses the emulator answers; they have no problem type in the spec.
+OTHER_TITLES: Mapping[int, str] = {405: "Method not allowed", 500: "Internal server error",
+                                   503: "Service unavailable"}
 
 
 @dataclass
@@ -60,8 +60,10 @@ class Problem(Exception):
 
 
 def problem_response(exc: Problem, errors_url: str) -> Response:
-    title, slug = PROBLEM_TITLES.get(exc.status, ("Error", "error"))
-    body: dict[str, Any] = {"title": title, "status": exc.status, "type": f"{errors_url}#{slug}"}
+    title, slug = PROBLEM_TITLES.get(exc.status, (OTHER_TITLES.get(exc.status, "Error"), None))
+    body: dict[str, Any] = {"title": title, "status": exc.status}
+    if slug is not None:  # ``type`` is optional: only the problem types of api-spec.md section 7 have one
+        body["type"] = f"{errors_url}#{slug}"
     if exc.detail:
         body["detail"] = exc.detail
     return Response(
@@ -324,9 +326,11 @@ def no_content() -> Response:
 # ---------------------------------------------------------------- pagination
 
 
-def _query_fingerprint(params: Mapping[str, str], ignore: tuple[str, ...] = ("cursor", "limit")) -> str:
+def _query_fingerprint(params: Mapping[str, str], scope: str, ignore: tuple[str, ...] = ("cursor", "limit")) -> str:
+    """What a cursor is valid for: the list (``scope``: its kind and parent, e.g. the versions of one
+    prompt, the examples of one dataset version) and its query filters (a page size may change)."""
     items = sorted((k, v) for k, v in params.items() if k not in ignore)
-    return hashlib.sha1(json.dumps(items).encode()).hexdigest()[:12]
+    return hashlib.sha1(json.dumps([scope, items]).encode()).hexdigest()[:12]
 
 
 def parse_limit(params: Mapping[str, str], maximum: int = 100, default: int = 50) -> int:
@@ -341,13 +345,14 @@ def parse_limit(params: Mapping[str, str], maximum: int = 100, default: int = 50
     return limit
 
 
-def encode_cursor(params: Mapping[str, str], seq: int) -> str:
-    raw = json.dumps({"q": _query_fingerprint(params), "s": seq}).encode()
+def encode_cursor(params: Mapping[str, str], seq: int, scope: str) -> str:
+    raw = json.dumps({"q": _query_fingerprint(params, scope), "s": seq}).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(params: Mapping[str, str]) -> int | None:
-    """The seq a cursor points after; a cursor that is malformed or came from another query is 400."""
+def decode_cursor(params: Mapping[str, str], scope: str) -> int | None:
+    """The seq a cursor points after; a cursor that is malformed or came from another list or query
+    is 400."""
     raw = params.get("cursor")
     if raw is None:
         return None
@@ -357,7 +362,7 @@ def decode_cursor(params: Mapping[str, str]) -> int | None:
         fingerprint = data["q"]
     except Exception:
         raise Problem(400, "cursor is not valid") from None
-    if fingerprint != _query_fingerprint(params):
+    if fingerprint != _query_fingerprint(params, scope):
         raise Problem(400, "cursor does not belong to this query")
     return seq
 
@@ -382,14 +387,15 @@ def page(
     is read (authorization), so a page may come back short or empty with ``has_more`` true.
     """
     limit = parse_limit(params, maximum, default)
-    after = decode_cursor(params)
+    scope = f"{kind}/{parent or ''}"
+    after = decode_cursor(params, scope)
     rows = store.scan(kind, parent=parent, after=after, newest_first=newest_first, where=where, limit=limit + 1)
     has_more = len(rows) > limit
     rows = rows[:limit]
     items = [doc for _, doc in rows if visible is None or visible(doc)]
     pagination: dict[str, Any] = {"has_more": has_more}
     if has_more:
-        pagination["next_cursor"] = encode_cursor(params, rows[-1][0])
+        pagination["next_cursor"] = encode_cursor(params, rows[-1][0], scope)
     return {plural: [render(d) if render else d for d in items], "pagination": pagination}
 
 
@@ -400,14 +406,26 @@ def page_json(
     """``page`` for a list that answers stored objects unchanged and unfiltered (dataset examples):
     the body is spliced from the stored JSON text, so a page of 500 is never decoded and re-encoded."""
     limit = parse_limit(params, maximum, default)
-    rows = store.scan_json(kind, parent=parent, json_path=json_path, after=decode_cursor(params), limit=limit + 1)
+    scope = f"{kind}/{parent}"
+    rows = store.scan_json(kind, parent=parent, json_path=json_path, after=decode_cursor(params, scope),
+                           limit=limit + 1)
     has_more = len(rows) > limit
     rows = rows[:limit]
     pagination: dict[str, Any] = {"has_more": has_more}
     if has_more:
-        pagination["next_cursor"] = encode_cursor(params, rows[-1][0])
+        pagination["next_cursor"] = encode_cursor(params, rows[-1][0], scope)
     body = '{"' + plural + '": [' + ",".join(text for _, text in rows) + '], "pagination": ' + json.dumps(pagination) + "}"
     return Response(body, media_type="application/json")
+
+
+def in_spaces_named(emu: Emulator, needle: str | None) -> Callable[[Mapping[str, Any]], bool]:
+    """The service's ``space_name`` filter: items of the spaces whose name holds ``needle``
+    (case-insensitive substring), or everything when it is not given."""
+    if needle is None:
+        return lambda doc: True
+    wanted = needle.lower()
+    ids = {doc["id"] for _, doc in emu.store.scan("space") if wanted in str(doc.get("name", "")).lower()}
+    return lambda doc: doc.get("space_id") in ids
 
 
 def name_matches(doc: Mapping[str, Any], needle: str | None) -> bool:

@@ -51,6 +51,7 @@ from reconciler.emulator.core import (
     Store,
     check_keys,
     check_type,
+    in_spaces_named,
     json_response,
     name_matches,
     no_content,
@@ -75,6 +76,7 @@ from reconciler.emulator.prompts import (
     NAME_FILTER,
     NO_CONTENT,
     SPACE_FILTER,
+    SPACE_NAME_FILTER,
     by_method,
     require_field,
     require_space,
@@ -175,9 +177,10 @@ def routes(emu: Emulator) -> list[Route]:
         space_id, name = params.get("space_id"), params.get("name")
         if space_id is not None:
             require_space(emu, space_id)
+        in_space = in_spaces_named(emu, params.get("space_name"))
         return json_response(page(
             store, "dataset", params, plural="datasets", newest_first=True, render=_public, parent=space_id,
-            where=lambda d: name_matches(d, name),
+            where=lambda d: name_matches(d, name) and in_space(d),
         ))
 
     async def create_dataset(request: Request) -> Response:
@@ -443,7 +446,7 @@ OPENAPI_PATHS: dict[str, Any] = {
     "/v2/datasets": {
         "get": {
             "summary": "List datasets (without versions), newest first",
-            "parameters": list_parameters(SPACE_FILTER, NAME_FILTER),
+            "parameters": list_parameters(SPACE_FILTER, SPACE_NAME_FILTER, NAME_FILTER),
             "responses": {**ok("A page of datasets", list_envelope("datasets", ref("Dataset"))),
                           **problems(400, 404)},
         },

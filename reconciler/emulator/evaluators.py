@@ -46,6 +46,7 @@ from reconciler.emulator.core import (
     Store,
     check_keys,
     check_type,
+    in_spaces_named,
     json_response,
     name_matches,
     no_content,
@@ -72,6 +73,7 @@ from reconciler.emulator.prompts import (
     NO_CONTENT,
     NULLABLE_STRING,
     SPACE_FILTER,
+    SPACE_NAME_FILTER,
     by_method,
     require_field,
     require_space,
@@ -193,9 +195,10 @@ def routes(emu: Emulator) -> list[Route]:
         space_id, name = params.get("space_id"), params.get("name")
         if space_id is not None:
             require_space(emu, space_id)
+        in_space = in_spaces_named(emu, params.get("space_name"))
         return json_response(page(
             store, "evaluator", params, plural="evaluators", newest_first=True, parent=space_id,
-            where=lambda d: name_matches(d, name),
+            where=lambda d: name_matches(d, name) and in_space(d),
         ))
 
     async def create_evaluator(request: Request) -> Response:
@@ -394,7 +397,7 @@ OPENAPI_PATHS: dict[str, Any] = {
     "/v2/evaluators": {
         "get": {
             "summary": "List evaluators, newest first",
-            "parameters": list_parameters(SPACE_FILTER, NAME_FILTER),
+            "parameters": list_parameters(SPACE_FILTER, SPACE_NAME_FILTER, NAME_FILTER),
             "responses": {**ok("A page of evaluators", list_envelope("evaluators", ref("Evaluator"))),
                           **problems(400, 404)},
         },

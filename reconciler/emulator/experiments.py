@@ -36,6 +36,7 @@ from reconciler.emulator.core import (
     Problem,
     check_keys,
     check_type,
+    in_spaces_named,
     json_response,
     name_matches,
     no_content,
@@ -59,6 +60,7 @@ from reconciler.emulator.prompts import (
     DATE_TIME,
     NAME_FILTER,
     NO_CONTENT,
+    SPACE_NAME_FILTER,
     by_method,
     require_field,
     require_space,
@@ -114,13 +116,15 @@ def routes(emu: Emulator) -> list[Route]:
         dataset_id, space_id, name = params.get("dataset_id"), params.get("space_id"), params.get("name")
         if (dataset_id is None) == (space_id is None):
             raise Problem(400, "give exactly one of dataset_id or space_id")
+        in_space = in_spaces_named(emu, params.get("space_name"))
         if dataset_id is not None:
             dataset_or_404(emu, dataset_id)
             return json_response(page(store, "experiment", params, plural="experiments", newest_first=True,
-                                      parent=dataset_id, where=lambda d: name_matches(d, name), render=render))
+                                      parent=dataset_id, where=lambda d: name_matches(d, name) and in_space(d),
+                                      render=render))
         require_space(emu, str(space_id))
         return json_response(page(store, "experiment", params, plural="experiments", newest_first=True,
-                                  where=lambda d: d["space_id"] == space_id and name_matches(d, name),
+                                  where=lambda d: d["space_id"] == space_id and name_matches(d, name) and in_space(d),
                                   render=render))
 
     async def get_experiment(request: Request) -> Response:
@@ -222,6 +226,7 @@ OPENAPI_PATHS: dict[str, Any] = {
                 query_param("dataset_id", "The dataset's experiments (exactly one of dataset_id, space_id)."),
                 query_param("space_id", "The space's experiments (exactly one of dataset_id, space_id)."),
                 NAME_FILTER,
+                SPACE_NAME_FILTER,
             ),
             "responses": {**ok("A page of experiments", list_envelope("experiments", ref("Experiment"))),
                           **problems(400, 404)},

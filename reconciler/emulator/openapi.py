@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from reconciler.emulator.core import PROBLEM_TITLES, Emulator
+from reconciler.emulator.core import OTHER_TITLES, PROBLEM_TITLES, Emulator
 
 OPENAPI_PATH = "/v2/openapi.json"
 
@@ -84,7 +84,7 @@ def list_envelope(plural: str, item: Mapping[str, Any]) -> dict[str, Any]:
 def _shared_components() -> dict[str, Any]:
     responses: dict[str, Any] = {}
     for status, name in _RESPONSE_NAMES.items():
-        title = PROBLEM_TITLES[status][0]
+        title = PROBLEM_TITLES[status][0] if status in PROBLEM_TITLES else OTHER_TITLES[status]
         response: dict[str, Any] = {
             "description": title,
             "content": {"application/problem+json": {"schema": ref("Problem")}},

@@ -46,6 +46,7 @@ from reconciler.emulator.core import (
     Problem,
     check_keys,
     check_type,
+    in_spaces_named,
     json_response,
     name_matches,
     no_content,
@@ -201,9 +202,10 @@ def routes(emu: Emulator) -> list[Route]:
         space_id, name = params.get("space_id"), params.get("name")
         if space_id is not None:
             require_space(emu, space_id)
+        in_space = in_spaces_named(emu, params.get("space_name"))
         return json_response(page(
             store, "prompt", params, plural="prompts", newest_first=True, parent=space_id,
-            where=lambda d: name_matches(d, name),
+            where=lambda d: name_matches(d, name) and in_space(d),
         ))
 
     async def create_prompt(request: Request) -> Response:
@@ -318,7 +320,8 @@ def routes(emu: Emulator) -> list[Route]:
         by_method("/v2/prompts/{prompt_id}", get=get_prompt, patch=update_prompt, delete=delete_prompt),
         by_method("/v2/prompts/{prompt_id}/versions", get=list_versions, post=create_version),
         by_method("/v2/prompt-versions/{version_id}/labels", put=put_labels),
-        by_method("/v2/prompt-versions/{version_id}/labels/{label}", delete=delete_label),
+        # {label:path}: a label may hold "/" (sent as %2F, which the server decodes before routing)
+        by_method("/v2/prompt-versions/{version_id}/labels/{label:path}", delete=delete_label),
     ]
 
 
@@ -337,6 +340,7 @@ FREE_OBJECT: dict[str, Any] = {"type": "object", "additionalProperties": True}
 NULLABLE_STRING = {"type": ["string", "null"]}
 SPACE_FILTER = query_param("space_id", "Only resources in this space (404 when it names no space).")
 NAME_FILTER = query_param("name", "Case-insensitive substring of the name.")
+SPACE_NAME_FILTER = query_param("space_name", "Case-insensitive substring of the space's name.")
 
 _MESSAGE = {
     "type": "object",
@@ -419,7 +423,7 @@ OPENAPI_PATHS: dict[str, Any] = {
     "/v2/prompts": {
         "get": {
             "summary": "List prompts (without versions), newest first",
-            "parameters": list_parameters(SPACE_FILTER, NAME_FILTER),
+            "parameters": list_parameters(SPACE_FILTER, SPACE_NAME_FILTER, NAME_FILTER),
             "responses": {**ok("A page of prompts", list_envelope("prompts", ref("Prompt"))),
                           **problems(400, 404)},
         },
