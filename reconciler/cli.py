@@ -180,7 +180,7 @@ def drift(paths: tuple[str, ...], fmt: str, verbose: bool, **kw: Any) -> None:
     from reconciler.workflow import connect, load, plan_against
 
     conn = _connection(kw)
-    manifests = load(paths, _stdin_for(paths))
+    manifests = load(paths, _stdin_for(paths), secrets=False)  # compared by presence, never sent: not read
     with connect(conn, read_only=True, on_event=_events(verbose)) as client:
         live, result = plan_against(manifests, client, PlanOptions())
     _report_read(verbose, live)

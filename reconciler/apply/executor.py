@@ -91,7 +91,7 @@ def execute(
             on_start(op)
         note = None
         try:
-            path, body = request_for(op, responses, stamp)
+            path, body = request_for(op, responses, stamp, hide=client.hide)
             try:
                 result = _send(client, op, path, body, started)
             except ProblemError as exc:

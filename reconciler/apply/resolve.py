@@ -4,7 +4,7 @@ timestamp, and secrets read again from their references (never from the plan).""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from reconciler.errors import ApplyError
@@ -56,10 +56,17 @@ def _set_pointer(doc: Any, pointer: str, value: Any) -> None:
         target[last] = value
 
 
-def request_for(op: Operation, responses: Mapping[str, Any], apply_time: str) -> tuple[str, Any]:
-    """(path, body) ready to send. Secret values exist only in the returned body."""
+def request_for(op: Operation, responses: Mapping[str, Any], apply_time: str,
+                hide: Callable[..., None] | None = None) -> tuple[str, Any]:
+    """(path, body) ready to send. Secret values exist only in the returned body, and are handed
+    to ``hide`` (the client's redaction) before anything is sent."""
     path = substitute(op.path, responses, apply_time)
     body = substitute(copy.deepcopy(op.body), responses, apply_time)
+    values = []
     for pointer, spec in sorted(op.secrets.items()):
-        _set_pointer(body, pointer, parse_secret_spec(spec).resolve())
+        value = parse_secret_spec(spec).resolve()
+        values.append(value)
+        _set_pointer(body, pointer, value)
+    if hide is not None:
+        hide(*values)
     return str(path), body

@@ -480,6 +480,14 @@ class ApiClient:
 
     # ------------------------------------------------------------------ secrets and events
 
+    def hide(self, *values: str) -> None:
+        """Also redact these values (a manifest's secrets, once resolved) from every error and
+        event of this client: a service may echo a request body in a problem's detail."""
+        with self._gate_lock:
+            fresh = tuple(v for v in values if v and v not in self._secrets)
+            if fresh:
+                self._secrets = tuple(sorted({*self._secrets, *fresh}, key=len, reverse=True))  # longest first
+
     def _redact(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, "(sensitive)")

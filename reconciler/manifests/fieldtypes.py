@@ -349,8 +349,9 @@ class Secret(Type):
             return None
         if source == "env":
             if not ENV_NAME.match(ref):
-                ctx.problem((*path, source), f"'{ref}' is not an environment variable name "
-                            "(letters, digits and _, not starting with a digit)")
+                ctx.problem((*path, source), "is not an environment variable name (letters, digits and _, "
+                            "not starting with a digit); write the variable's name, never the secret (the value "
+                            "is not repeated here in case it is one)")
                 return None
             return SecretRef("env", ref)
         return SecretRef("file", ctx.resolve_path(ref))

@@ -48,6 +48,7 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
         warnings.append("--target limits this run to " + ", ".join(r.address for r in desired)
                         + "; the plan may be incomplete for everything else")
     ctx = Ctx(live=live, options=options, now=now or datetime.now(UTC), desired=desired, warnings=warnings)
+    desired = _once_per_space(desired, ctx)
     by_kind = {k: [r for r in desired if r.kind == k] for k in KIND_ORDER}
     plan_integrations(by_kind["Integration"], ctx)
     plan_prompts(by_kind["Prompt"], ctx)
@@ -68,6 +69,26 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
         manifests=tuple(manifests.paths),
         options=options,
     )
+
+
+def _once_per_space(desired: list[DesiredResource], ctx: Ctx) -> list[DesiredResource]:
+    """A resource declared twice, its space written once by name and once by id: the validator
+    cannot know they are one space, live state does. The second is an error (and not planned)."""
+    seen: dict[tuple[str, str, str], DesiredResource] = {}
+    out: list[DesiredResource] = []
+    for r in desired:
+        space_id = ctx.live.space_id(str(r.space)) if r.space else None
+        key = (r.kind, space_id, r.name) if space_id else None
+        first = seen.get(key) if key else None
+        if first is not None:
+            where = first.source("space")
+            ctx.error(r, "space", f"declares {first.address} again (space {r.space!r} is space {first.space!r}"
+                      + (f", declared at {where}" if where else "") + "); declare it once")
+            continue
+        if key:
+            seen[key] = r
+        out.append(r)
+    return out
 
 
 def order(ops: list[Operation]) -> list[Operation]:

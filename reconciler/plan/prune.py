@@ -52,9 +52,10 @@ def plan_prune(desired: list[DesiredResource], ctx: Ctx) -> None:
         items = candidates.get(kind, [])
         if not items:
             continue
-        if not ctx.options.allow_empty and len(items) >= _live_count(ctx, kind, space_ids):
-            ctx.errors.append(f"--prune would delete every live {kind} in scope ({len(items)}); "
-                              "pass --allow-empty if that is intended")
+        emptied = _emptied(ctx, kind, items, space_ids)
+        if not ctx.options.allow_empty and emptied:
+            ctx.errors.append(f"--prune would delete every live {kind} {emptied}; pass --allow-empty if that is "
+                              "intended")
             continue
         for item_name, path, item_space, address in items:
             ctx.add(Operation(
@@ -63,11 +64,24 @@ def plan_prune(desired: list[DesiredResource], ctx: Ctx) -> None:
             ))
 
 
-def _live_count(ctx: Ctx, kind: str, space_ids: set[str]) -> int:
+def _emptied(ctx: Ctx, kind: str, items: list[tuple[str, str, str | None, str]], space_ids: set[str]) -> str:
+    """Where pruning would leave none of a kind (``"in space research (3)"``), or "": counted per
+    space for the kinds that live in spaces, so one space is never emptied under cover of another."""
     if kind == "Integration":
-        return len(ctx.live.integrations)
+        live = len(ctx.live.integrations)
+        return f"in the account ({len(items)})" if len(items) >= live else ""
     if kind == "ResourceRestriction":
-        return sum(1 for (t, _) in ctx.live.restrictions if t in PRUNABLE_RESTRICTIONS)
+        live = sum(1 for (t, _) in ctx.live.restrictions if t in PRUNABLE_RESTRICTIONS)
+        return f"in the account ({len(items)})" if len(items) >= live else ""
     tables: dict[str, dict[tuple[str, str], Any]] = {
         "Evaluator": ctx.live.evaluators, "Prompt": ctx.live.prompts, "Dataset": ctx.live.datasets}
-    return sum(1 for (sid, _) in tables[kind] if sid in space_ids)
+    pruned: dict[str | None, int] = {}
+    for _, _, space, _ in items:
+        pruned[space] = pruned.get(space, 0) + 1
+    emptied = []
+    for sid in sorted(space_ids):
+        space = ctx.live.space_name(sid)
+        live = sum(1 for (s, _) in tables[kind] if s == sid)
+        if live and pruned.get(space, 0) >= live:
+            emptied.append(f"in space {space} ({live})")
+    return ", ".join(emptied)

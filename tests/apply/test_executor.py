@@ -132,3 +132,23 @@ def test_a_versioned_examples_patch_is_not_sent_twice_after_an_ambiguous_failure
     report = execute(plan, ApiClient(http, max_retries=2, sleep=lambda s: None))
     assert report.ok, report.lines()
     assert sent == ["PATCH /v2/datasets/D1/examples", "GET /v2/datasets/D1", "DELETE /v2/datasets/D1/examples"]
+
+
+def test_a_secret_the_service_echoes_in_a_problem_is_redacted_from_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CANARY_KEY", "canary-echoed-77")
+    events: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:  # a service that quotes the body it refused
+        return httpx.Response(422, json={"title": "Unprocessable Entity", "status": 422,
+                                         "detail": f"invalid body {request.content.decode()}"},
+                              headers={"content-type": "application/problem+json"})
+
+    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler))
+    api = ApiClient(http, max_retries=0, sleep=lambda s: None, on_event=events.append)
+    plan = Plan(operations=(op("a", "POST", "/v2/integrations", {"name": "a", "config": {"api_key": SENSITIVE}},
+                               secrets={"/config/api_key": "env:CANARY_KEY"}),))
+    report = execute(plan, api)
+    (outcome,) = report.outcomes
+    assert outcome.status == FAILED and "invalid body" in (outcome.detail or "")
+    shown = "\n".join(report.lines()) + "\n".join(events)
+    assert "canary-echoed-77" not in shown and "(sensitive)" in shown

@@ -40,8 +40,15 @@ def test_drift_cron_reports_in_sync_then_drift(project: Path) -> None:
     db = str(project / "state.db")
     applied = run(reconciler_bin(), "apply", "manifests", "--emulator", db, "--auto-approve", cwd=project)
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    in_sync = run("./examples/drift-cron.sh", "--emulator", db, cwd=project)
-    assert in_sync.returncode == 0 and "in sync" in in_sync.stdout
+    # drift never reads the manifests' secrets: the cron job needs only the API key and an endpoint
+    no_secrets = {**os.environ, "RECONCILER": reconciler_bin()}
+    for name in (*ENV, "RECONCILER_BASE_URL", "RECONCILER_API_KEY"):
+        no_secrets.pop(name, None)
+    in_sync = subprocess.run(["./examples/drift-cron.sh", "--emulator", db], cwd=project, env=no_secrets,
+                             capture_output=True, text=True, timeout=120)
+    assert in_sync.returncode == 0 and "in sync" in in_sync.stdout, in_sync.stdout + in_sync.stderr
+    failed = run("./examples/drift-cron.sh", "--base-url", "http://127.0.0.1:9", cwd=project)
+    assert failed.returncode == 1 and not list(project.glob("drift-*.md"))  # no empty report left behind
     prompts = project / "manifests/research/prompts.yaml"
     prompts.write_text(prompts.read_text().replace("Summarize a support ticket", "Changed in git"))
     drifted = run("./examples/drift-cron.sh", "--emulator", db, cwd=project)

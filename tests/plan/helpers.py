@@ -8,6 +8,7 @@ from reconciler.model import DesiredResource, LiveState, ManifestSet, SecretRef
 
 SPACES = [{"id": "U3BhY2U6MQ", "name": "default", "organization_id": "T3JnOjE"},
           {"id": "U3BhY2U6Mg", "name": "research", "organization_id": "T3JnOjE"}]
+DEFAULT = "U3BhY2U6MQ"
 RESEARCH = "U3BhY2U6Mg"
 
 

@@ -7,7 +7,7 @@ from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json, render_markdown, render_text
-from tests.plan.helpers import RESEARCH, key, live_llm, llm, manifests, res, state
+from tests.plan.helpers import DEFAULT, RESEARCH, key, live_llm, llm, manifests, res, state
 
 VERSION = {"commit_message": "v1", "provider": "VENDOR_A", "model": "m",
            "messages": [{"role": "user", "content": "{q}"}]}
@@ -170,3 +170,31 @@ def test_prune_deletes_undeclared_last_and_refuses_to_empty_a_kind() -> None:
         make_plan(manifests(llm("c", api_key=key())), live, PlanOptions(prune=True))
     assert len(make_plan(manifests(llm("c", api_key=key())), live,
                          PlanOptions(prune=True, allow_empty=True)).operations) == 3
+
+
+def test_prune_refuses_to_empty_a_kind_in_one_space_even_when_another_keeps_some() -> None:
+    import pytest
+
+    from reconciler.errors import PlanError
+
+    live = state()
+    for space_id, name in ((RESEARCH, "kept"), (DEFAULT, "stray-1"), (DEFAULT, "stray-2")):
+        live.prompts[(space_id, name)] = LivePrompt(prompt={"id": f"P-{name}", "name": name, "space_id": space_id},
+                                                    latest=None, labels={})
+    desired = manifests(res("Prompt", "kept", "research", description="d"),
+                        res("Dataset", "d", "default", experiment_retention={"keep_last": 1}))
+    with pytest.raises(PlanError, match="every live Prompt in space default \\(2\\)"):
+        make_plan(desired, live, PlanOptions(prune=True))
+    plan = make_plan(desired, live, PlanOptions(prune=True, allow_empty=True))
+    assert sorted(op.path for op in plan.operations if op.action == "delete") == [
+        "/v2/prompts/P-stray-1", "/v2/prompts/P-stray-2"]
+
+
+def test_a_resource_declared_by_space_name_and_again_by_space_id_is_an_error() -> None:
+    import pytest
+
+    from reconciler.errors import PlanError
+
+    twice = manifests(res("Prompt", "p", "research", description="a"), res("Prompt", "p", RESEARCH, description="b"))
+    with pytest.raises(PlanError, match="declares Prompt/research/p again"):
+        make_plan(twice, state())
