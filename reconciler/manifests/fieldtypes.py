@@ -302,15 +302,21 @@ class MapOf(Type):
     value: Type
     doc: str = ""
     what: str = "a mapping"
+    min_items: int = 0
 
     def check(self, value: Any, path: Path, ctx: Ctx) -> Any:
         if not isinstance(value, dict):
             return self.wrong_type(value, path, ctx)
+        if len(value) < self.min_items:
+            ctx.problem(path, f"needs at least {self.min_items} entr{'y' if self.min_items == 1 else 'ies'}")
         check = self.value.check
         return {k: check(v, (*path, k), ctx) for k, v in value.items()}
 
     def schema(self) -> JsonSchema:
-        return self._with_doc({"type": "object", "additionalProperties": self.value.schema()})
+        s: JsonSchema = {"type": "object", "additionalProperties": self.value.schema()}
+        if self.min_items:
+            s["minProperties"] = self.min_items
+        return self._with_doc(s)
 
 
 @dataclass

@@ -355,6 +355,8 @@ def _llm_config_rule(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
         ctx.problem((*path, "ai_integration_id"), "give 'integration' or 'ai_integration_id', not both", key=True)
 
 
+_EVALUATOR_REQUIRED = " (needed to create the evaluator when it does not exist yet)"
+
 EVALUATOR = _doc("Evaluator", {
     "description": Str(nullable=True),
     "commit_message": Str(min_len=1),
@@ -363,7 +365,7 @@ EVALUATOR = _doc("Evaluator", {
         "template": Str(min_len=1),
         "include_explanations": Bool(),
         "use_function_calling_if_available": Bool(),
-        "classification_choices": MapOf(Num()),
+        "classification_choices": MapOf(Num(), min_items=1),
         "direction": Str(enum=DIRECTIONS),
         "data_granularity": Str(enum=GRANULARITIES),
         "llm_config": Struct({
@@ -372,8 +374,10 @@ EVALUATOR = _doc("Evaluator", {
             "model_name": Str(min_len=1),
             "invocation_parameters": JsonObject(),
             "provider_parameters": JsonObject(),
-        }, rules=(_llm_config_rule,), one_of_required=(("integration", "ai_integration_id"),)),
-    }, required=("template", "llm_config")),
+        }, rules=(_llm_config_rule,), one_of_required=(("integration", "ai_integration_id"),),
+            required=("model_name",), required_reason={"model_name": _EVALUATOR_REQUIRED}),
+    }, required=("name", "template", "classification_choices", "llm_config"),
+        required_reason={k: _EVALUATOR_REQUIRED for k in ("name", "classification_choices")}),
 }, required=("commit_message", "template_config"), spaced=True)
 
 RESOURCE_RESTRICTION = _doc("ResourceRestriction", {

@@ -54,7 +54,7 @@ def test_check_secrets_passes_when_every_reference_resolves(monkeypatch: pytest.
 def test_an_undeclared_integration_reference_is_noted(tmp_path: Path) -> None:
     (tmp_path / "e.yaml").write_text(
         "kind: Evaluator\nspace: s\nname: e\ncommit_message: c\ntemplate_config:\n  template: t\n"
-        "  llm_config: {integration: shared-llm}\n", encoding="utf-8")
+        "  name: e\n  classification_choices: {ok: 1}\n  llm_config: {integration: shared-llm, model_name: m}\n", encoding="utf-8")
     code, out, _ = run([str(tmp_path)])
     assert code == 0
     assert out == ["note: Evaluator/s/e: llm_config.integration 'shared-llm' is not declared in these manifests; "

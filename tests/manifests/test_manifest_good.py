@@ -190,7 +190,7 @@ def test_an_llm_and_an_agent_may_share_a_name(tmp_path: Path) -> None:
 def test_an_undeclared_integration_name_is_recorded_for_live_lookup(tmp_path: Path) -> None:
     (tmp_path / "e.yaml").write_text(
         "kind: Evaluator\nspace: s\nname: e\ncommit_message: c\ntemplate_config:\n  template: t\n"
-        "  llm_config: {integration: shared-llm}\n", encoding="utf-8")
+        "  name: e\n  classification_choices: {ok: 1}\n  llm_config: {integration: shared-llm, model_name: m}\n", encoding="utf-8")
     ms = load_manifests([str(tmp_path / "e.yaml")])
     assert [(r.name, name) for r, name in live_lookups(ms)] == [("e", "shared-llm")]
 
