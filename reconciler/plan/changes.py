@@ -41,9 +41,28 @@ def nested_changes(before: Any, after: Any, base: str,
     for levels in diff.values():
         for level in levels:
             path = _dotted(base, level.path(output_format="list"))
-            out.append(Change(path, _present(level.t1), _present(level.t2), where(path)))
+            old, new = _present(level.t1), _present(level.t2)
+            if old is None and _nested(new):  # an object added (a message, a preset): one change a field
+                out.extend(Change(p, None, v, where(p)) for p, v in _leaves(new, path))
+            elif new is None and _nested(old):
+                out.extend(Change(p, v, None, where(p)) for p, v in _leaves(old, path))
+            else:
+                out.append(Change(path, old, new, where(path)))
     out.sort(key=lambda c: c.path)
     return out
+
+
+def _nested(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value)
+
+
+def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
+    """``(dotted path, value)`` of each leaf of nested mappings (and lists of mappings)."""
+    if _nested(value):
+        return [leaf for k, v in value.items() for leaf in _leaves(v, f"{path}.{k}")]
+    if isinstance(value, list) and value and all(_nested(v) for v in value):
+        return [leaf for i, v in enumerate(value) for leaf in _leaves(v, f"{path}.{i}")]
+    return [(path, value)]
 
 
 def source_in(r: DesiredResource, rename: Callable[[str], str] = lambda path: path) -> Callable[[str], str | None]:

@@ -102,6 +102,9 @@ class Ctx:
             if isinstance(value, dict) and value and not isinstance(value, SecretRef):
                 for k, v in value.items():
                     walk(v, f"{path}.{k}" if path else str(k))
+            elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+                for i, v in enumerate(value):  # messages, presets: each field on its own line
+                    walk(v, f"{path}.{i}")
             else:
                 out.append(self.change(r, path, None, shown(value)))
 

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reconciler.model import DesiredResource, LiveDataset
+from reconciler.plan.changes import nested_changes
 from reconciler.plan.context import Ctx, canonical
 from reconciler.plan.model import APPLY_TIME, Change, ref
 
@@ -72,8 +73,8 @@ def _match(r: DesiredResource, live: list[dict[str, Any]]) -> tuple[list[dict[st
                 continue
             keep.add(str(match["id"]))
             if not same_example(match, e):
-                updates.append({"id": match["id"], **e})
-                changes.append(Change(f"examples[{key}={e.get(key)}]", user_fields(match), e, _src(r, i)))
+                updates.append({"id": match["id"], **e})  # the fields that differ, each its own change
+                changes.extend(nested_changes(user_fields(match), e, f"examples[{key}={e.get(key)}]", _src(r, i)))
         for e in live:
             if str(e["id"]) not in keep:
                 deletes.append(str(e["id"]))

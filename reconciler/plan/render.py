@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,29 +57,46 @@ def summary_line(plan: Plan) -> str:
 
 #: A changed string longer than this (or spanning lines) is shown as a unified diff, not before -> after.
 TEXT_DIFF_MIN = 80
+#: A value whose one-line JSON is longer than this is shown as a diff of its indented JSON, never cut.
+ONE_LINE_MAX = 160
 
 
 def text_diff(c: Change) -> list[str] | None:
-    """A prompt text (or any long string) that changed, as unified diff lines (``-old``/``+new``,
-    one line of context, no file headers); None for values a one-line ``before -> after`` shows."""
+    """A change too long for one ``before -> after`` line, as unified diff lines (``-old``/``+new``,
+    one line of context, no file headers): a long or multi-line text (a prompt message) line by
+    line, any other long value as indented JSON. None when one line shows it whole."""
     before, after = _mask_refs(c.before), _mask_refs(c.after)
-    if not (isinstance(before, str) and isinstance(after, str)):
-        return None
-    if max(len(before), len(after)) <= TEXT_DIFF_MIN and "\n" not in before + after:
-        return None
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=1)
+    if all(v is None or isinstance(v, str) for v in (before, after)):
+        text = (before or "") + (after or "")
+        if max(len(before or ""), len(after or "")) <= TEXT_DIFF_MIN and "\n" not in text:
+            return None
+        old, new = (before or "").splitlines(), (after or "").splitlines()
+    else:
+        if max(len(_one_line(before)), len(_one_line(after))) <= ONE_LINE_MAX:
+            return None
+        old, new = _indented(before), _indented(after)
+    lines = difflib.unified_diff(old, new, lineterm="", n=1)
     return [line for line in lines if not line.startswith(("---", "+++"))]
+
+
+def _one_line(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _indented(value: Any) -> list[str]:
+    return [] if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2).splitlines()
 
 
 def _change_line(c: Change) -> str:
     src = f"   # {c.source}" if c.source else ""
     path = c.path or "(resource)"
+    if text_diff(c) is not None:
+        what = "added" if c.before is None else "removed" if c.after is None else "changed"
+        return f"{path}: ({what}, see below){src}"
     if c.before is None:
         return f"{path} = {_fmt(c.after)}{src}"
     if c.after is None:
         return f"{path} = {_fmt(c.before)} -> null{src}"
-    if text_diff(c) is not None:
-        return f"{path}: (text changed){src}"
     return f"{path}: {_fmt(c.before)} -> {_fmt(c.after)}{src}"
 
 
@@ -143,8 +161,9 @@ def render_markdown(plan: Plan) -> str:
                     before, after = f"`{_md_escape(_fmt(c.before, 80))}`", f"`{_md_escape(_fmt(c.after, 80))}`"
                 lines.append(f"| {call} | `{_md_escape(c.path or '(resource)')}` | {before} | {after} | "
                              f"{c.source or ''} |")
-        for path, diff in diffs:
-            lines.extend(["", f"`{path}`:", "", "```diff", *diff, "```"])
+        for path, diff in diffs:  # a fence longer than any run of backticks inside (a prompt may hold ```)
+            fence = "`" * max(3, 1 + max((len(run) for line in diff for run in re.findall(r"`+", line)), default=0))
+            lines.extend(["", f"`{path}`:", "", fence + "diff", *diff, fence])
         lines.extend(["", "</details>", ""])
     for w in plan.warnings:
         lines.append(f"> **Warning:** {w}")

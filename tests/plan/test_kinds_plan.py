@@ -70,7 +70,7 @@ def test_a_changed_prompt_text_is_shown_as_a_unified_diff() -> None:
     live.prompts[(RESEARCH, "p")] = live_prompt(messages=[{"role": "system", "content": old}])
     plan = make_plan(manifests(p), live)
     text = render_text(plan)
-    assert "version.messages.0.content: (text changed)" in text
+    assert "version.messages.0.content: (changed, see below)" in text
     assert "        -Be brief.\n        +Be brief and factual.\n" in text
     markdown = render_markdown(plan)
     assert "```diff" in markdown and "-Be brief.\n+Be brief and factual." in markdown
@@ -198,3 +198,27 @@ def test_a_resource_declared_by_space_name_and_again_by_space_id_is_an_error() -
     twice = manifests(res("Prompt", "p", "research", description="a"), res("Prompt", "p", RESEARCH, description="b"))
     with pytest.raises(PlanError, match="declares Prompt/research/p again"):
         make_plan(twice, state())
+
+
+def test_long_values_are_never_cut_and_markdown_fences_outlast_backticks_in_them() -> None:
+    text = "Answer in Markdown. Quote code as:\n```\ncode\n```\n" + "Keep it short. " * 20
+    p = res("Prompt", "p", "research", version={**VERSION, "messages": [
+        {"role": "system", "content": "hi"}, {"role": "user", "content": text}]})
+    live = state()
+    live.prompts[(RESEARCH, "p")] = live_prompt(messages=[{"role": "system", "content": "hi"}])
+    plan = make_plan(manifests(p), live)
+    rendered = render_text(plan)
+    assert "version.messages.1.content: (added, see below)" in rendered
+    assert "        +" + "Keep it short. " * 20 in rendered  # whole, never cut
+    markdown = render_markdown(plan)
+    assert "````diff" in markdown and markdown.count("````") == 2  # the prompt's ``` cannot close the block
+
+
+def test_a_changed_example_shows_only_the_fields_that_differ() -> None:
+    live = state()
+    live.datasets[(RESEARCH, "d")] = LiveDataset(
+        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH},
+        examples=examples_live({"k": 1, "long": "x" * 300, "label": "bug"}))
+    d = res("Dataset", "d", "research", key="k", examples=[{"k": 1, "long": "x" * 300, "label": "defect"}])
+    changes = [c for op in make_plan(manifests(d), live).operations for c in op.changes]
+    assert [(c.path, c.before, c.after) for c in changes] == [("examples[k=1].label", "bug", "defect")]
