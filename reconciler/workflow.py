@@ -34,7 +34,8 @@ class Connection:
 def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None) -> ApiClient:
     endpoint = resolve_endpoint(base_url=conn.base_url, region=conn.region, host=conn.host, emulator=conn.emulator)
     key = read_api_key(conn.api_key_file, endpoint=endpoint)
-    return open_client(endpoint, key, read_only=read_only, parallelism=conn.parallelism, on_event=on_event)
+    return open_client(endpoint, key, read_only=read_only, parallelism=conn.parallelism, on_event=on_event,
+                       trace=on_event is not None)
 
 
 def load(paths: Sequence[str], stdin: TextIO | None = None, *, secrets: bool = True) -> ManifestSet:

@@ -170,6 +170,7 @@ class ApiClient:
         max_retry_after: float = 60.0,
         backoff_base: float = 0.2,
         on_event: Callable[[str], None] | None = None,
+        trace: bool = False,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -186,6 +187,7 @@ class ApiClient:
         self.timeout = timeout
         self.stats = ClientStats()
         self._on_event = on_event
+        self._trace = trace and on_event is not None  # -v: an event for every request too
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._rng_lock = threading.Lock()
@@ -374,7 +376,13 @@ class ApiClient:
         self.stats.count_attempt()
         with self._in_flight:
             try:
-                return self.http.request(method, path, **kwargs)
+                started = time.perf_counter()
+                response = self.http.request(method, path, **kwargs)
+                if self._trace:  # -v: every request, as sent (no body, no header)
+                    query = "?" + "&".join(f"{k}={v}" for k, v in kwargs["params"].items()) if params else ""
+                    self._event(f"{method} {path}{query} -> {response.status_code} "
+                                f"({(time.perf_counter() - started) * 1000:.0f} ms)")
+                return response
             except _NOT_SENT as exc:
                 return _Failure(_describe(exc), maybe_sent=False)
             except _MAYBE_SENT as exc:
@@ -557,6 +565,7 @@ def open_client(
     read_only: bool = False,
     parallelism: int = DEFAULT_PARALLELISM,
     on_event: Callable[[str], None] | None = None,
+    trace: bool = False,
 ) -> ApiClient:
     """An ``ApiClient`` for an endpoint: a real base URL over httpx's own transport (TLS verified,
     proxies from the environment honoured), or the emulator persisted in ``endpoint.emulator_db``
@@ -570,4 +579,4 @@ def open_client(
         http = build_http_client(endpoint.base_url, api_key, parallelism=parallelism)
     else:
         raise ConfigError(HOW_TO_CONFIGURE)
-    return ApiClient(http, read_only=read_only, parallelism=parallelism, on_event=on_event)
+    return ApiClient(http, read_only=read_only, parallelism=parallelism, on_event=on_event, trace=trace)

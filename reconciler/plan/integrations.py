@@ -148,6 +148,9 @@ def _config_patch(r: DesiredResource, ctx: Ctx, lcfg: Mapping[str, Any], secrets
                                               source_in(r, _preset_index(want or []))))
         else:
             have = lcfg.get(f.read_name)
+            if (f.kind is FieldKind.STRING_LIST and isinstance(want, list) and isinstance(have, list)
+                    and sorted(map(str, want)) == sorted(map(str, have))):
+                continue  # model_names: a set of models; an order the service returns is no change
             if want != have:
                 out[name] = want
                 if isinstance(want, dict) and isinstance(have, dict):

@@ -76,6 +76,8 @@ def test_plan_verbose_prints_the_request_count_of_the_live_read(cli: Cli, tree: 
     # + 1 prompt versions list + 1 examples page + 1 experiments page + 1 evaluator GET
     assert sent == 12
     assert f"Live read: {sent} requests (0 retries)." in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("GET /v2/")]
+    assert len(lines) == sent and all(" -> 200 (" in line for line in lines)  # -v: one line a request
 
 
 def test_out_of_band_change_is_drift_and_drift_only_reads(cli: Cli, tree: Path, server: tuple[str, Any],

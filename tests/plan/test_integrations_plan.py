@@ -122,3 +122,11 @@ def test_plan_json_is_deterministic_and_round_trips() -> None:
 def test_unknown_target_is_an_error() -> None:
     with pytest.raises(PlanError, match="Integration/zzz"):
         make_plan(manifests(llm("a", api_key=key())), state(), PlanOptions(targets=("Integration/zzz",)))
+
+
+def test_model_names_are_a_set_an_order_the_service_returns_is_no_change() -> None:
+    live = live_llm("n", "NIM_F", model_names=["b", "a"], is_default_models_enabled=False, header_names=[],
+                    base_url=None, has_api_key=False, is_function_calling_enabled=True)
+    assert make_plan(manifests(llm("n", "NIM_F", model_names=["a", "b"])), state(live)).empty
+    op = only(make_plan(manifests(llm("n", "NIM_F", model_names=["a", "c"])), state(live)))
+    assert op.body["config"] == {"model_names": ["a", "c"]}
