@@ -265,8 +265,10 @@ async def read_json_object(request: Request) -> dict[str, Any]:
     if not raw:
         raise Problem(400, "a JSON request body is required")
     media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if media_type != "application/json" and not (media_type.startswith("application/") and media_type.endswith("+json")):
-        raise Problem(400, f"the request body must be sent as Content-Type: application/json, not {media_type or 'none'}")
+    if media_type and media_type != "application/json" and not (
+            media_type.startswith("application/") and media_type.endswith("+json")):
+        # a body declared as something else (a form, text) is refused; an undeclared one is read as JSON
+        raise Problem(400, f"the request body must be sent as Content-Type: application/json, not {media_type}")
     try:
         value = json.loads(raw.decode("utf-8"), parse_constant=_not_json_number, parse_float=_finite_float)
     except _NotJson as exc:

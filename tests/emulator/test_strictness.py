@@ -29,16 +29,16 @@ def test_numbers_json_does_not_have_are_400_and_nothing_is_saved(client: httpx.C
     assert client.get(f"/v2/integrations/{agent['id']}").status_code == 200
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
-def test_a_body_not_sent_as_json_is_400(client: httpx.Client, content_type: str | None) -> None:
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
+def test_a_body_declared_as_something_else_than_json_is_400(client: httpx.Client, content_type: str) -> None:
     agent = create_agent(client)
-    headers = {"Content-Type": content_type} if content_type else {}
     r = client.patch(f"/v2/integrations/{agent['id']}", content=b'{"type": "AGENT", "name": "renamed"}',
-                     headers=headers)
+                     headers={"Content-Type": content_type})
     assert_problem(r, 400)
-    ok = client.patch(f"/v2/integrations/{agent['id']}", content=b'{"type": "AGENT", "name": "%s"}'
-                      % unique("ok").encode(), headers={"Content-Type": "application/json; charset=utf-8"})
-    assert ok.status_code == 200, ok.text
+    for declared in ({"Content-Type": "application/json; charset=utf-8"}, {}):  # undeclared: read as JSON
+        ok = client.patch(f"/v2/integrations/{agent['id']}", content=b'{"type": "AGENT", "name": "%s"}'
+                          % unique("ok").encode(), headers=declared)
+        assert ok.status_code == 200, ok.text
 
 
 @pytest.mark.parametrize("limit", ["+5", " 5", "1_0", "\uff15", "5.0", "0x5", "-1", "0", "101"])
