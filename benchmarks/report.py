@@ -209,8 +209,8 @@ emulator process's CPU over the same run.
   the rest behind is the transport's own CPU. The parse-floor line (a run of its own,
   `benchmarks/worker.py: parse_floor`) measures what no design can avoid: parsing the inputs and
   nothing else, with the fastest calls of the libraries the reconciler reads them with. At scale
-  large that floor alone is more than 10% of our wall, and about 20% of the wall a plan that did
-  nothing but parse would take. Above the floor: building the manifests' values with their line
+  large that floor alone is about 10% of our wall, and over 20% of the wall a plan that did
+  nothing but parse would take: no planner can be under 10%. Above the floor: building the manifests' values with their line
   marks and checking every field, then reading the examples files (the load phase); building
   requests in httpx and decoding answers (the read phase's CPU outside HTTP); `make_plan` alone,
   comparing 100,000 examples, stays under 10% of the wall. Profiles (`py-spy record --gil`) show no
