@@ -498,6 +498,7 @@ class Tagged(Type):
         if self.key not in value:
             ctx.problem(path, f"missing required field '{self.key}' (one of {', '.join(self.variants)})",
                         key=True)
+            self._common_required(value, path, ctx)
             return value
         if not isinstance(tag, str) or tag not in self.variants:
             if isinstance(tag, str):
@@ -506,8 +507,17 @@ class Tagged(Type):
                             + (f"; did you mean '{hint}'?" if hint else ""))
             else:
                 ctx.problem((*path, self.key), f"expected one of {', '.join(self.variants)}, got {a_kind_of(tag)}")
+            self._common_required(value, path, ctx)
             return value
         return self.variants[tag].check(value, path, ctx)
+
+    def _common_required(self, value: dict[str, Any], path: Path, ctx: Ctx) -> None:
+        """Without a usable tag the shape is unknown, but what every shape requires is still missing:
+        say so in the same run rather than one problem per run."""
+        sets = [set(getattr(v, "required", ())) for v in self.variants.values()]
+        common = set.intersection(*sets) - {self.key} if sets else set()
+        for name in sorted(common - set(value)):
+            ctx.problem(path, f"missing required field '{name}'", key=True)
 
     def schema(self) -> JsonSchema:
         s: JsonSchema = {"type": "object", "required": [self.key],
