@@ -216,6 +216,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     with connect(conn, on_event=_events(verbose)) as client:
         if from_file:
             planned = read_plan_file(paths[0])
+            _refuse_plan_options(options)
             if options.allow_replace:  # given to apply rather than to plan: as good
                 planned = replace(planned, options=replace(planned.options, allow_replace=True))
             stale, live = stale_objects(planned, client)
@@ -259,14 +260,27 @@ def _colour() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
+def _refuse_plan_options(options: Any) -> None:
+    """A saved plan was made with its options; one given again to ``apply PLANFILE`` would be
+    silently ignored, so it is refused (``--allow-replace`` only consents, and is taken)."""
+    given = [flag for flag, on in (("--prune", options.prune), ("--allow-empty", options.allow_empty),
+                                   ("--rotate-secrets", options.rotate_secrets), ("--target", options.targets),
+                                   ("--version-name", options.version_name)) if on]
+    if given:
+        raise ReconcilerError(f"{', '.join(given)}: options of plan, not of apply PLANFILE (the plan file was made "
+                              "with its own); make the plan again with them")
+
+
 def _plan_manifests(planned: Any) -> list[str]:
-    """The manifests a saved plan was made from, found as written (from here) or from where the
-    plan was made; [] when any is missing (a partial set would confirm the wrong thing)."""
+    """The manifests a saved plan was made from: relative paths from where the plan was made, else
+    from here (the plan moved to another machine); [] when any is missing (a partial set would
+    confirm the wrong thing)."""
     found: list[str] = []
     for p in planned.manifests:
         if p == "-":
             return []
-        candidates = [Path(p)] + ([Path(planned.workdir) / p] if planned.workdir and not Path(p).is_absolute() else [])
+        relative = bool(planned.workdir) and not Path(p).is_absolute()
+        candidates = ([Path(planned.workdir) / p] if relative else []) + [Path(p)]  # where it was made first
         hit = next((c for c in candidates if c.exists()), None)
         if hit is None:
             return []

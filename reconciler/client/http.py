@@ -491,8 +491,8 @@ class ApiClient:
     def hide(self, *values: str) -> None:
         """Also redact these values (a manifest's secrets, once resolved) from every error and
         event of this client: a service may echo a request body in a problem's detail."""
-        with self._gate_lock:
-            fresh = tuple(v for v in values if v and v not in self._secrets)
+        with self._gate_lock:  # a value of 1-3 characters would garble every message, and show by the pattern
+            fresh = tuple(v for v in values if len(v) >= MIN_REDACTED and v not in self._secrets)
             if fresh:
                 self._secrets = tuple(sorted({*self._secrets, *fresh}, key=len, reverse=True))  # longest first
 
@@ -506,11 +506,15 @@ class ApiClient:
             self._on_event(self._redact(line))
 
 
+#: Shorter values are not searched for in messages (they would match everywhere).
+MIN_REDACTED = 4
+
+
 def _secrets_of(http: httpx.Client) -> tuple[str, ...]:
     """The credential the client carries, so that no message can ever repeat it."""
     auth = http.headers.get("authorization", "")
     token = auth.partition(" ")[2].strip()
-    return tuple(s for s in (auth, token) if len(s) >= 4)
+    return tuple(s for s in (auth, token) if len(s) >= MIN_REDACTED)
 
 
 def _describe(exc: Exception) -> str:

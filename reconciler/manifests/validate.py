@@ -116,6 +116,17 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
             problems.append(Problem(here.file, here.line, here.column, r.address,
                                     f"identity ({', '.join(r.identity[1:])}) is declared twice: "
                                     f"here and at {there.file}:{there.line}:{there.column}"))
+    by_name: dict[str, DesiredResource] = {}
+    for r in resources:
+        if r.kind != "Integration":
+            continue
+        other = by_name.setdefault(r.name, r)
+        if other is not r and other.spec.get("type") != r.spec.get("type"):
+            here, there = _where(r), _where(other)
+            problems.append(Problem(here.file, here.line, here.column, r.address,
+                                    f"an integration named '{r.name}' is also declared as {other.spec.get('type')} at "
+                                    f"{there.file}:{there.line}:{there.column}; the API allows one name per type, "
+                                    "but plans address integrations by name: rename one"))
     integrations = {(r.spec.get("type"), r.name) for r in resources if r.kind == "Integration"}
     for r in resources:
         name = _integration_ref(r)

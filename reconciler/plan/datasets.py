@@ -11,6 +11,7 @@ Experiment retention: an experiment of the dataset is deleted when it is older t
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -53,33 +54,41 @@ def plan_datasets(desired: list[DesiredResource], ctx: Ctx) -> None:
             _plan_retention(r, ctx, live)
 
 
-def _match(r: DesiredResource, live: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
-                                                                    list[str], list[Change]]:
-    """(to update [{id, ...fields}], to append, ids to delete, changes)."""
+@dataclass
+class _Matched:
+    """What the examples need, and the changes each call carries."""
+
+    updates: list[dict[str, Any]] = field(default_factory=list)  # [{id, ...fields}]
+    appends: list[dict[str, Any]] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)  # example ids
+    updated: list[Change] = field(default_factory=list)
+    added: list[Change] = field(default_factory=list)
+    removed: list[Change] = field(default_factory=list)
+
+
+def _match(r: DesiredResource, live: list[dict[str, Any]]) -> _Matched:
     want: list[dict[str, Any]] = list(r.spec["examples"])
     key = r.spec.get("key")
-    updates: list[dict[str, Any]] = []
-    appends: list[dict[str, Any]] = []
-    deletes: list[str] = []
-    changes: list[Change] = []
+    out = _Matched()
     if key:
         by_key = {e.get(key): e for e in live if key in e}
         keep: set[str] = set()
         for i, e in enumerate(want):
             match = by_key.get(e.get(key))
             if match is None:
-                appends.append(e)
-                changes.append(Change(f"examples[{key}={e.get(key)}]", None, e, _src(r, i)))
+                out.appends.append(e)
+                out.added.append(Change(f"examples[{key}={e.get(key)}]", None, e, _src(r, i)))
                 continue
             keep.add(str(match["id"]))
             if not same_example(match, e):
-                updates.append({"id": match["id"], **e})  # the fields that differ, each its own change
-                changes.extend(nested_changes(user_fields(match), e, f"examples[{key}={e.get(key)}]", _src(r, i)))
+                out.updates.append({"id": match["id"], **e})  # the fields that differ, each its own change
+                out.updated.extend(nested_changes(user_fields(match), e, f"examples[{key}={e.get(key)}]",
+                                                  _src(r, i)))
         for e in live:
             if str(e["id"]) not in keep:
-                deletes.append(str(e["id"]))
-                changes.append(Change(f"examples[{key}={e.get(key)}]", user_fields(e), None, _src(r)))
-        return updates, appends, deletes, changes
+                out.deletes.append(str(e["id"]))
+                out.removed.append(Change(f"examples[{key}={e.get(key)}]", user_fields(e), None, _src(r)))
+        return out
     pool: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in live:
         pool[canonical(user_fields(e))].append(e)
@@ -88,13 +97,13 @@ def _match(r: DesiredResource, live: list[dict[str, Any]]) -> tuple[list[dict[st
         if bucket:
             bucket.pop()
         else:
-            appends.append(e)
-            changes.append(Change("examples[+]", None, e, _src(r, i)))
+            out.appends.append(e)
+            out.added.append(Change("examples[+]", None, e, _src(r, i)))
     for bucket in pool.values():
         for e in bucket:
-            deletes.append(str(e["id"]))
-            changes.append(Change("examples[-]", user_fields(e), None, _src(r)))
-    return updates, appends, deletes, changes
+            out.deletes.append(str(e["id"]))
+            out.removed.append(Change("examples[-]", user_fields(e), None, _src(r)))
+    return out
 
 
 def _src(r: DesiredResource, index: int | None = None) -> str | None:
@@ -105,7 +114,8 @@ def _src(r: DesiredResource, index: int | None = None) -> str | None:
 
 
 def _plan_examples(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
-    updates, appends, deletes, changes = _match(r, live.examples or [])
+    m = _match(r, live.examples or [])
+    updates, appends, deletes = m.updates, m.appends, m.deletes
     if not (updates or appends or deletes):
         return
     dataset_id = str(live.dataset["id"])
@@ -114,7 +124,7 @@ def _plan_examples(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
     first_updates, more_updates = updates[:WRITE_BATCH], updates[WRITE_BATCH:]
     snapshot = ctx.op(r, "examples-version", "PATCH", path,
                       body={"examples": first_updates, "new_version": version_name},
-                      changes=[c for c in changes if c.before is not None and c.after is not None],
+                      changes=m.updated,
                       note=f"new dataset version; {len(updates)} updated, {len(appends)} added, {len(deletes)} removed")
     last = snapshot.id
     for i in range(0, len(more_updates), WRITE_BATCH):
@@ -123,12 +133,12 @@ def _plan_examples(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
     for i in range(0, len(appends), WRITE_BATCH):
         last = ctx.op(r, "examples-append" + (f"-{i // WRITE_BATCH + 1}" if i else ""), "POST", path,
                       body={"examples": appends[i:i + WRITE_BATCH]}, depends_on=[last],
-                      changes=[c for c in changes if c.before is None] if i == 0 else []).id
+                      changes=m.added if i == 0 else []).id
     for i in range(0, len(deletes), DELETE_BATCH):
         last = ctx.op(r, "examples-delete" + (f"-{i // DELETE_BATCH + 1}" if i else ""), "DELETE", path,
                       body={"dataset_version_id": ref(snapshot.id, "dataset_version_id"),
                             "example_ids": deletes[i:i + DELETE_BATCH]},
-                      changes=[c for c in changes if c.after is None] if i == 0 else [], depends_on=[last]).id
+                      changes=m.removed if i == 0 else [], depends_on=[last]).id
 
 
 def _parse_time(value: Any) -> datetime | None:

@@ -158,7 +158,7 @@ def render_markdown(plan: Plan) -> str:
                     diffs.append((c.path, text_diff(c) or []))
                     before, after = "(text, see the diff below)", "(text, see the diff below)"
                 else:
-                    before, after = f"`{_md_escape(_fmt(c.before, 80))}`", f"`{_md_escape(_fmt(c.after, 80))}`"
+                    before, after = f"`{_md_escape(_fmt(c.before))}`", f"`{_md_escape(_fmt(c.after))}`"
                 lines.append(f"| {call} | `{_md_escape(c.path or '(resource)')}` | {before} | {after} | "
                              f"{c.source or ''} |")
         for path, diff in diffs:  # a fence longer than any run of backticks inside (a prompt may hold ```)

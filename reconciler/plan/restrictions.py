@@ -13,8 +13,15 @@ from reconciler.plan.context import Ctx
 
 def plan_restrictions(desired: list[DesiredResource], ctx: Ctx) -> None:
     by_id = {rid: rtype for rtype, rid in ctx.live.restrictions}
+    unrestricted_prompts = _unrestricted_prompts(ctx)
     for r in desired:
         rtype, rid = str(r.spec.get("resource_type")), str(r.spec.get("resource_id"))
+        prompt = unrestricted_prompts.get(rid)
+        if prompt is not None:  # two manifests that disagree: each apply would undo the other
+            where = prompt.source("restricted")
+            ctx.error(r, "resource_id", f"{rid} is the id of {prompt.address}, whose manifest says restricted: "
+                      "false" + (f" ({where})" if where else "") + "; declare the restriction in one place")
+            continue
         live_type = by_id.get(rid)
         ctx.pin(r, ["ResourceRestriction", live_type or rtype, rid])
         if live_type is None:
@@ -26,3 +33,16 @@ def plan_restrictions(desired: list[DesiredResource], ctx: Ctx) -> None:
             src = r.source("resource_type")
             ctx.warnings.append(f"{r.address}: resource_type is {rtype}, but the service reports {rid} as a "
                                 f"{live_type}, and it is restricted" + (f" ({src})" if src else ""))
+
+
+def _unrestricted_prompts(ctx: Ctx) -> dict[str, DesiredResource]:
+    """Live prompt id -> the Prompt manifest that says ``restricted: false`` for it."""
+    out: dict[str, DesiredResource] = {}
+    for p in ctx.desired:
+        if p.kind != "Prompt" or p.spec.get("restricted") is not False or not p.space:
+            continue
+        space_id = ctx.live.space_id(str(p.space))
+        live = ctx.live.prompts.get((space_id, p.name)) if space_id else None
+        if live is not None and live.prompt.get("id"):
+            out[str(live.prompt["id"])] = p
+    return out

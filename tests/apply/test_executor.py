@@ -152,3 +152,16 @@ def test_a_secret_the_service_echoes_in_a_problem_is_redacted_from_the_report(mo
     assert outcome.status == FAILED and "invalid body" in (outcome.detail or "")
     shown = "\n".join(report.lines()) + "\n".join(events)
     assert "canary-echoed-77" not in shown and "(sensitive)" in shown
+
+
+def test_a_secret_too_short_to_search_for_does_not_garble_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TINY", "s")
+    events: list[str] = []
+    answer = httpx.Response(422, json={"title": "Unprocessable Entity", "status": 422, "detail": "names must be set"},
+                            headers={"content-type": "application/problem+json"})
+    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(lambda r: answer))
+    api = ApiClient(http, max_retries=0, sleep=lambda s: None, on_event=events.append)
+    plan = Plan(operations=(op("a", "POST", "/v2/integrations", {"api_key": SENSITIVE},
+                               secrets={"/api_key": "env:TINY"}),))
+    (outcome,) = execute(plan, api).outcomes
+    assert outcome.detail == "422 Unprocessable Entity: names must be set"  # every "s" left as it is

@@ -88,6 +88,24 @@ def test_a_saved_plan_confirms_convergence_when_applied_from_another_directory(
     assert "Apply complete: live state matches the manifests." in result.stdout
 
 
+def test_a_saved_plan_prefers_the_manifests_where_it_was_made_and_refuses_plan_options(
+        cli: Cli, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tree.parent)
+    planfile = tmp_path / "plan.json"
+    assert cli("plan", tree.name, "--out", str(planfile)).exit_code == 0
+    decoy = tmp_path / "elsewhere"
+    (decoy / tree.name).mkdir(parents=True)  # the same relative path here holds other manifests
+    (decoy / tree.name / "other.yaml").write_text(
+        "kind: Prompt\nspace: research\nname: unrelated\nversion: {commit_message: c, provider: VENDOR_A, "
+        "messages: [{role: user, content: hi}]}\n")
+    monkeypatch.chdir(decoy)
+    refused = cli("apply", str(planfile), "--prune")
+    assert refused.exit_code == 1 and "--prune: options of plan" in refused.stderr
+    result = cli("apply", str(planfile))
+    assert result.exit_code == 0, result.output
+    assert "Apply complete: live state matches the manifests." in result.stdout
+
+
 def test_a_restriction_is_matched_by_id_whatever_type_the_service_reports(cli: Cli, tree: Path) -> None:
     (tree / "restrictions.yaml").write_text(
         "kind: ResourceRestriction\nname: ops-board\nresource_type: DASHBOARD\nresource_id: ops-board-7\n")

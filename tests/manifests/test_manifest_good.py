@@ -179,12 +179,6 @@ def test_identities_are_unique_across_files_and_the_error_names_both(tmp_path: P
     assert f"{tmp_path / 'a.yaml'}:1:1" in problem
 
 
-def test_an_llm_and_an_agent_may_share_a_name(tmp_path: Path) -> None:
-    (tmp_path / "m.yaml").write_text(
-        "kind: Integration\nname: same\ntype: LLM\nconfig: {provider: VENDOR_A, api_key: {env: K}}\n---\n"
-        "kind: Integration\nname: same\ntype: AGENT\nconfig: {endpoint: 'https://a.example.com', input_schema: {}}\n",
-        encoding="utf-8")
-    assert len(load_manifests([str(tmp_path / "m.yaml")]).resources) == 2
 
 
 def test_an_undeclared_integration_name_is_recorded_for_live_lookup(tmp_path: Path) -> None:

@@ -222,3 +222,30 @@ def test_a_changed_example_shows_only_the_fields_that_differ() -> None:
     d = res("Dataset", "d", "research", key="k", examples=[{"k": 1, "long": "x" * 300, "label": "defect"}])
     changes = [c for op in make_plan(manifests(d), live).operations for c in op.changes]
     assert [(c.path, c.before, c.after) for c in changes] == [("examples[k=1].label", "bug", "defect")]
+
+
+def test_every_example_change_sits_on_the_call_that_makes_it() -> None:
+    live = state()
+    live.datasets[(RESEARCH, "d")] = LiveDataset(
+        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH},
+        examples=examples_live({"k": 1, "a": "x"}, {"k": 2, "gone": "y"}, {"k": 3, "n": 1}, {"k": 9}))
+    d = res("Dataset", "d", "research", key="k", examples=[
+        {"k": 1, "a": "x", "note": "new field"}, {"k": 2}, {"k": 3, "n": None}, {"k": 4}])
+    ops = {op.method: op for op in make_plan(manifests(d), live).operations}
+    assert sorted((c.path, c.before, c.after) for c in ops["PATCH"].changes) == [
+        ("examples[k=1].note", None, "new field"), ("examples[k=2].gone", "y", None), ("examples[k=3].n", 1, None)]
+    assert [c.path for c in ops["POST"].changes] == ["examples[k=4]"]
+    assert [c.path for c in ops["DELETE"].changes] == ["examples[k=9]"]
+
+
+def test_a_restriction_on_a_prompt_whose_manifest_says_unrestricted_is_an_error() -> None:
+    import pytest
+
+    from reconciler.errors import PlanError
+
+    live = state(restrictions={("PROMPT", "UHI6MQ"): {"resource_id": "UHI6MQ", "resource_type": "PROMPT"}})
+    live.prompts[(RESEARCH, "p")] = live_prompt()
+    desired = manifests(res("Prompt", "p", "research", restricted=False),
+                        res("ResourceRestriction", "r", resource_type="PROJECT", resource_id="UHI6MQ"))
+    with pytest.raises(PlanError, match="whose manifest says restricted: false"):
+        make_plan(desired, live)
