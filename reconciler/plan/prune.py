@@ -20,10 +20,13 @@ def plan_prune(desired: list[DesiredResource], ctx: Ctx) -> None:
     candidates: dict[str, list[tuple[str, str, str | None, str]]] = {}  # kind -> (name, path, space, address)
 
     if "Integration" in kinds:
+        declared_names = {r.name for r in desired if r.kind == "Integration"}
         for (itype, name), obj in sorted(ctx.live.integrations.items()):
             if ("Integration", itype, name) not in declared:
+                # a declared integration of the other type has this name: keep the two apart
+                address = f"Integration/{itype}/{name}" if name in declared_names else f"Integration/{name}"
                 candidates.setdefault("Integration", []).append(
-                    (name, f"/v2/integrations/{obj['id']}", None, f"Integration/{name}"))
+                    (name, f"/v2/integrations/{obj['id']}", None, address))
     spaced: list[tuple[str, dict[tuple[str, str], Any], str, str]] = [
         ("Evaluator", ctx.live.evaluators, "evaluator", "/v2/evaluators"),
         ("Prompt", ctx.live.prompts, "prompt", "/v2/prompts"),

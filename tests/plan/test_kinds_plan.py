@@ -249,3 +249,12 @@ def test_a_restriction_on_a_prompt_whose_manifest_says_unrestricted_is_an_error(
                         res("ResourceRestriction", "r", resource_type="PROJECT", resource_id="UHI6MQ"))
     with pytest.raises(PlanError, match="whose manifest says restricted: false"):
         make_plan(desired, live)
+
+
+def test_pruning_an_integration_named_like_a_declared_one_of_the_other_type_keeps_them_apart() -> None:
+    agent = {**live_llm("twin", id="AG"), "type": "AGENT", "config": {"endpoint": "https://a.example.com"}}
+    live = state(live_llm("twin", id="LL", is_function_calling_enabled=False, has_api_key=True), agent)
+    plan = make_plan(manifests(llm("twin", api_key=key(), is_function_calling_enabled=True)), live,
+                     PlanOptions(prune=True, allow_empty=True))
+    assert {op.subject for op in plan.operations} == {"Integration/twin", "Integration/AGENT/twin"}
+    assert plan.summary() == {"create": 0, "update": 1, "delete": 1, "replace": 0}
