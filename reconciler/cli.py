@@ -241,6 +241,9 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         report = _execute_with_progress(planned, client, conn.parallelism, fail_fast)
         for line in report.lines():
             click.echo(line)
+        if report.interrupted:
+            raise ReconcilerError(f"apply interrupted: {len(report.of('applied'))} calls applied, "
+                                  f"{len(report.of('skipped'))} not started (listed above); re-run to converge")
         if not report.ok:
             raise ReconcilerError(f"apply finished with {len(report.of('failed'))} failed and "
                                   f"{len(report.of('skipped'))} skipped calls; re-run to converge")

@@ -37,6 +37,7 @@ class Outcome:
 class ApplyReport:
     outcomes: list[Outcome] = field(default_factory=list)
     responses: dict[str, Any] = field(default_factory=dict)  # op id -> decoded response body
+    interrupted: bool = False  # Ctrl-C: the calls in flight were finished, nothing new started
 
     def of(self, status: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.status == status]
@@ -54,6 +55,13 @@ class ApplyReport:
                 detail = f": {o.detail}" if o.detail else ""
                 out.append(f"  {describe(o.op)}{detail}")
         return out
+
+
+INTERRUPTED = "not started: interrupted (Ctrl-C)"
+
+
+class _Interrupted(Exception):
+    pass
 
 
 def describe(op: Operation) -> str:
@@ -110,10 +118,17 @@ def execute(
             responses[op.id] = result if result is not None else {}
         return Outcome(op, APPLIED, note)
 
+    interrupted = False
     for phase in sorted({_phase(op) for op in plan.operations}):
         ops = [op for op in plan.operations if _phase(op) == phase]
-        _run_phase(ops, run, status, parallelism, fail_fast, stop, on_done)
-    return ApplyReport([status[op.id] for op in plan.operations], responses)
+        if interrupted:
+            status.update((op.id, Outcome(op, SKIPPED, INTERRUPTED)) for op in ops)
+            continue
+        try:
+            _run_phase(ops, run, status, parallelism, fail_fast, stop, on_done)
+        except _Interrupted:
+            interrupted = True
+    return ApplyReport([status[op.id] for op in plan.operations], responses, interrupted)
 
 
 def _send(client: ApiClient, op: Operation, path: str, body: Any, started: datetime) -> Any:
@@ -172,21 +187,32 @@ def _run_phase(
         return "not started: --fail-fast after an earlier failure" if stop.is_set() else None
 
     with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="apply") as pool:
-        while ready or running:
-            ready.sort(key=index.__getitem__)
-            while ready and len(running) < max(1, parallelism):
-                op = ops[index[ready.pop(0)]]
-                why = blocker(op)
-                if why is not None:
-                    finish(Outcome(op, SKIPPED, why))
-                    ready.sort(key=index.__getitem__)
-                    continue
-                running[pool.submit(run, op)] = op
-            if running:
-                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for fut in done:
-                    running.pop(fut)
-                    finish(fut.result())
+        try:
+            while ready or running:
+                ready.sort(key=index.__getitem__)
+                while ready and len(running) < max(1, parallelism):
+                    op = ops[index[ready.pop(0)]]
+                    why = blocker(op)
+                    if why is not None:
+                        finish(Outcome(op, SKIPPED, why))
+                        ready.sort(key=index.__getitem__)
+                        continue
+                    running[pool.submit(run, op)] = op
+                if running:
+                    done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        running.pop(fut)
+                        finish(fut.result())
+        except KeyboardInterrupt:
+            # Ctrl-C: a call in flight may already have taken effect, so each is waited for and
+            # reported; nothing new starts (a second Ctrl-C aborts the wait).
+            stop.set()
+            for fut in list(running):
+                finish(fut.result())
+            for op in ops:
+                if op.id not in status:
+                    status[op.id] = Outcome(op, SKIPPED, INTERRUPTED)
+            raise _Interrupted from None
     for op in ops:
         if op.id not in status:  # unreachable: a cycle the planner would have refused
             status[op.id] = Outcome(op, SKIPPED, "its prerequisites never completed")

@@ -165,3 +165,37 @@ def test_a_secret_too_short_to_search_for_does_not_garble_messages(monkeypatch: 
                                secrets={"/api_key": "env:TINY"}),))
     (outcome,) = execute(plan, api).outcomes
     assert outcome.detail == "422 Unprocessable Entity: names must be set"  # every "s" left as it is
+
+
+def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_more() -> None:
+    import threading
+
+    started = threading.Event()
+    release = threading.Event()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v2/slow":
+            started.set()
+            release.wait(5)
+        return httpx.Response(200, json={"id": "x"})
+
+    plan = Plan(operations=(op("slow", "PUT", "/v2/slow", {}), op("next", "PUT", "/v2/next", {}, ("slow",)),
+                            op("later", "DELETE", "/v2/later", action="delete")))
+    interrupted_once = []
+
+    def on_start(o: Operation) -> None:
+        if o.id == "slow":
+            def interrupt() -> None:
+                started.wait(5)
+                import _thread
+                interrupted_once.append(True)
+                _thread.interrupt_main()  # Ctrl-C, delivered to the thread waiting on the calls
+                release.set()
+            threading.Thread(target=interrupt, daemon=True).start()
+
+    report = execute(plan, client(handler), parallelism=2, on_start=on_start)
+    assert report.interrupted and interrupted_once
+    statuses = {o.op.id: (o.status, o.detail) for o in report.outcomes}
+    assert statuses["slow"][0] == APPLIED  # in flight when interrupted: finished and reported
+    assert statuses["next"] == (SKIPPED, "not started: interrupted (Ctrl-C)")
+    assert statuses["later"] == (SKIPPED, "not started: interrupted (Ctrl-C)")  # a later phase never began
