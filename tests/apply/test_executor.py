@@ -167,11 +167,13 @@ def test_a_secret_too_short_to_search_for_does_not_garble_messages(monkeypatch: 
     assert outcome.detail == "422 Unprocessable Entity: names must be set"  # every "s" left as it is
 
 
-def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_more() -> None:
+def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_more(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    started = threading.Event()
-    release = threading.Event()
+    from reconciler.apply import executor
+
+    started, release = threading.Event(), threading.Event()
 
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/v2/slow":
@@ -179,22 +181,20 @@ def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_mor
             release.wait(5)
         return httpx.Response(200, json={"id": "x"})
 
+    real_wait = executor.wait
+
+    def ctrl_c_while_waiting(*args: Any, **kwargs: Any) -> Any:  # Ctrl-C lands where the executor waits
+        if not release.is_set():
+            started.wait(5)
+            release.set()
+            raise KeyboardInterrupt
+        return real_wait(*args, **kwargs)
+
+    monkeypatch.setattr(executor, "wait", ctrl_c_while_waiting)
     plan = Plan(operations=(op("slow", "PUT", "/v2/slow", {}), op("next", "PUT", "/v2/next", {}, ("slow",)),
                             op("later", "DELETE", "/v2/later", action="delete")))
-    interrupted_once = []
-
-    def on_start(o: Operation) -> None:
-        if o.id == "slow":
-            def interrupt() -> None:
-                started.wait(5)
-                import _thread
-                interrupted_once.append(True)
-                _thread.interrupt_main()  # Ctrl-C, delivered to the thread waiting on the calls
-                release.set()
-            threading.Thread(target=interrupt, daemon=True).start()
-
-    report = execute(plan, client(handler), parallelism=2, on_start=on_start)
-    assert report.interrupted and interrupted_once
+    report = execute(plan, client(handler), parallelism=2)
+    assert report.interrupted
     statuses = {o.op.id: (o.status, o.detail) for o in report.outcomes}
     assert statuses["slow"][0] == APPLIED  # in flight when interrupted: finished and reported
     assert statuses["next"] == (SKIPPED, "not started: interrupted (Ctrl-C)")
