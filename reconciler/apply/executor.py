@@ -119,15 +119,13 @@ def execute(
         return Outcome(op, APPLIED, note)
 
     interrupted = False
-    for phase in sorted({_phase(op) for op in plan.operations}):
-        ops = [op for op in plan.operations if _phase(op) == phase]
-        if interrupted:
-            status.update((op.id, Outcome(op, SKIPPED, INTERRUPTED)) for op in ops)
-            continue
-        try:
-            _run_phase(ops, run, status, parallelism, fail_fast, stop, on_done)
-        except _Interrupted:
-            interrupted = True
+    try:
+        for phase in sorted({_phase(op) for op in plan.operations}):
+            _run_phase([op for op in plan.operations if _phase(op) == phase], run, status, parallelism, fail_fast,
+                       stop, on_done)
+    except (_Interrupted, KeyboardInterrupt):  # in a phase (its calls in flight finished) or between two
+        interrupted = True
+        status.update((op.id, Outcome(op, SKIPPED, INTERRUPTED)) for op in plan.operations if op.id not in status)
     return ApplyReport([status[op.id] for op in plan.operations], responses, interrupted)
 
 
