@@ -25,7 +25,13 @@ def _mask_refs(value: Any) -> Any:
     return value
 
 
-def _fmt(value: Any, limit: int = 160) -> str:
+#: A changed string longer than this (or spanning lines) is shown as a unified diff, not before -> after.
+TEXT_DIFF_MIN = 80
+#: A value whose one-line JSON is longer than this is shown as a diff of its indented JSON, never cut.
+ONE_LINE_MAX = 160
+
+
+def _fmt(value: Any, limit: int = ONE_LINE_MAX) -> str:
     value = _mask_refs(value)
     text = value if isinstance(value, str) and value == KNOWN_AFTER_APPLY else json.dumps(value, ensure_ascii=False,
                                                                                          sort_keys=True)
@@ -55,12 +61,6 @@ def summary_line(plan: Plan) -> str:
     return text
 
 
-#: A changed string longer than this (or spanning lines) is shown as a unified diff, not before -> after.
-TEXT_DIFF_MIN = 80
-#: A value whose one-line JSON is longer than this is shown as a diff of its indented JSON, never cut.
-ONE_LINE_MAX = 160
-
-
 def text_diff(c: Change) -> list[str] | None:
     """A change too long for one ``before -> after`` line, as unified diff lines (``-old``/``+new``,
     one line of context, no file headers): a long or multi-line text (a prompt message) line by
@@ -87,10 +87,11 @@ def _indented(value: Any) -> list[str]:
     return [] if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2).splitlines()
 
 
-def _change_line(c: Change) -> str:
+def _change_line(c: Change, diff: list[str] | None) -> str:
+    """One change's line; ``diff`` is its ``text_diff`` (shown below the line when there is one)."""
     src = f"   # {c.source}" if c.source else ""
     path = c.path or "(resource)"
-    if text_diff(c) is not None:
+    if diff is not None:
         what = "added" if c.before is None else "removed" if c.after is None else "changed"
         return f"{path}: ({what}, see below){src}"
     if c.before is None:
@@ -116,8 +117,9 @@ def render_text(plan: Plan, colour: bool = False) -> str:
             note = f"  ({op.note})" if op.note else ""
             lines.append(f"    {op.method} {_mask_refs(op.path)}{note}")
             for c in op.changes:
-                lines.append(f"      {_change_line(c)}")
-                lines.extend(f"        {line}" for line in text_diff(c) or ())
+                diff = text_diff(c)
+                lines.append(f"      {_change_line(c, diff)}")
+                lines.extend(f"        {line}" for line in diff or ())
         lines.append("")
     for w in plan.warnings:
         lines.append(f"Warning: {w}")
@@ -154,8 +156,9 @@ def render_markdown(plan: Plan) -> str:
             if not op.changes:
                 lines.append(f"| {call} | | | | |")
             for c in op.changes:
-                if text_diff(c) is not None:
-                    diffs.append((c.path, text_diff(c) or []))
+                diff = text_diff(c)
+                if diff is not None:
+                    diffs.append((c.path, diff))
                     before, after = "(text, see the diff below)", "(text, see the diff below)"
                 else:
                     before, after = f"`{_md_escape(_fmt(c.before))}`", f"`{_md_escape(_fmt(c.after))}`"
