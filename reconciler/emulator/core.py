@@ -243,19 +243,15 @@ def _name_of(doc: Mapping[str, Any]) -> str | None:
 # ---------------------------------------------------------------- request helpers
 
 
-class _NotJson(ValueError):
-    pass
-
-
 def _not_json_number(literal: str) -> float:
     """``NaN``, ``Infinity``: Python's json reads them, JSON has no such numbers."""
-    raise _NotJson(f"{literal} is not a JSON number")
+    raise ValueError(f"{literal} is not a JSON number")
 
 
 def _finite_float(literal: str) -> float:
     value = float(literal)
     if math.isinf(value):  # 1e400: a JSON number, but no double holds it
-        raise _NotJson(f"the number {literal[:40]} is out of range")
+        raise ValueError(f"the number {literal[:40]} is out of range")
     return value
 
 
@@ -271,8 +267,6 @@ async def read_json_object(request: Request) -> dict[str, Any]:
         raise Problem(400, f"the request body must be sent as Content-Type: application/json, not {media_type}")
     try:
         value = json.loads(raw.decode("utf-8"), parse_constant=_not_json_number, parse_float=_finite_float)
-    except _NotJson as exc:
-        raise Problem(400, f"malformed JSON body: {exc}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise Problem(400, f"malformed JSON body: {exc}") from None
     except RecursionError:
@@ -420,14 +414,16 @@ def page_json(
     return Response(body, media_type="application/json")
 
 
-def in_spaces_named(emu: Emulator, needle: str | None) -> Callable[[Mapping[str, Any]], bool]:
-    """The service's ``space_name`` filter: items of the spaces whose name holds ``needle``
-    (case-insensitive substring), or everything when it is not given."""
-    if needle is None:
-        return lambda doc: True
-    wanted = needle.lower()
+def query_filters(emu: Emulator, params: Mapping[str, str]) -> Callable[[Mapping[str, Any]], bool]:
+    """The service's ``name`` and ``space_name`` list filters (case-insensitive substrings of the
+    item's name and of its space's name) as one predicate; a filter not given matches everything."""
+    name = params.get("name")
+    space_name = params.get("space_name")
+    if space_name is None:
+        return lambda doc: name_matches(doc, name)
+    wanted = space_name.lower()
     ids = {doc["id"] for _, doc in emu.store.scan("space") if wanted in str(doc.get("name", "")).lower()}
-    return lambda doc: doc.get("space_id") in ids
+    return lambda doc: name_matches(doc, name) and doc.get("space_id") in ids
 
 
 def name_matches(doc: Mapping[str, Any], needle: str | None) -> bool:

@@ -51,13 +51,12 @@ from reconciler.emulator.core import (
     Store,
     check_keys,
     check_type,
-    in_spaces_named,
     json_response,
-    name_matches,
     no_content,
     now,
     page,
     page_json,
+    query_filters,
     read_json_object,
     require_write,
 )
@@ -174,13 +173,12 @@ def routes(emu: Emulator) -> list[Route]:
     async def list_datasets(request: Request) -> Response:
         emu.principal(request)
         params = request.query_params
-        space_id, name = params.get("space_id"), params.get("name")
+        space_id = params.get("space_id")
         if space_id is not None:
             require_space(emu, space_id)
-        in_space = in_spaces_named(emu, params.get("space_name"))
         return json_response(page(
             store, "dataset", params, plural="datasets", newest_first=True, render=_public, parent=space_id,
-            where=lambda d: name_matches(d, name) and in_space(d),
+            where=query_filters(emu, params),
         ))
 
     async def create_dataset(request: Request) -> Response:

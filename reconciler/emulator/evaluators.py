@@ -46,12 +46,11 @@ from reconciler.emulator.core import (
     Store,
     check_keys,
     check_type,
-    in_spaces_named,
     json_response,
-    name_matches,
     no_content,
     now,
     page,
+    query_filters,
     read_json_object,
     require_write,
 )
@@ -192,13 +191,12 @@ def routes(emu: Emulator) -> list[Route]:
     async def list_evaluators(request: Request) -> Response:
         emu.principal(request)
         params = request.query_params
-        space_id, name = params.get("space_id"), params.get("name")
+        space_id = params.get("space_id")
         if space_id is not None:
             require_space(emu, space_id)
-        in_space = in_spaces_named(emu, params.get("space_name"))
         return json_response(page(
             store, "evaluator", params, plural="evaluators", newest_first=True, parent=space_id,
-            where=lambda d: name_matches(d, name) and in_space(d),
+            where=query_filters(emu, params),
         ))
 
     async def create_evaluator(request: Request) -> Response:

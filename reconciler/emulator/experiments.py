@@ -36,12 +36,11 @@ from reconciler.emulator.core import (
     Problem,
     check_keys,
     check_type,
-    in_spaces_named,
     json_response,
-    name_matches,
     no_content,
     now,
     page,
+    query_filters,
     read_json_object,
     require_write,
 )
@@ -113,19 +112,17 @@ def routes(emu: Emulator) -> list[Route]:
     async def list_experiments(request: Request) -> Response:
         emu.principal(request)
         params = request.query_params
-        dataset_id, space_id, name = params.get("dataset_id"), params.get("space_id"), params.get("name")
+        dataset_id, space_id = params.get("dataset_id"), params.get("space_id")
         if (dataset_id is None) == (space_id is None):
             raise Problem(400, "give exactly one of dataset_id or space_id")
-        in_space = in_spaces_named(emu, params.get("space_name"))
+        matches = query_filters(emu, params)
         if dataset_id is not None:
             dataset_or_404(emu, dataset_id)
             return json_response(page(store, "experiment", params, plural="experiments", newest_first=True,
-                                      parent=dataset_id, where=lambda d: name_matches(d, name) and in_space(d),
-                                      render=render))
+                                      parent=dataset_id, where=matches, render=render))
         require_space(emu, str(space_id))
         return json_response(page(store, "experiment", params, plural="experiments", newest_first=True,
-                                  where=lambda d: d["space_id"] == space_id and name_matches(d, name) and in_space(d),
-                                  render=render))
+                                  where=lambda d: d["space_id"] == space_id and matches(d), render=render))
 
     async def get_experiment(request: Request) -> Response:
         emu.principal(request)
