@@ -9,7 +9,8 @@ in-process, a real socket):
 - **429** waits ``Retry-After`` (capped at ``max_retry_after``; a capped wait is reported), then
   retries, for every method: a throttled request was not processed. The wait is shared: every
   thread of this client pauses until it has passed, so parallel workers slow down together instead
-  of each hitting the limit again.
+  of each hitting the limit again. From then on every request takes a slot from one shared budget
+  whose rate is learnt from the 429s (``pacing.Pacer``), so the limit is used, not hit.
 - **5xx and connection failures** are retried with exponential backoff and equal jitter
   (``d = min(MAX_BACKOFF, backoff_base * 2**(n-1))``, wait ``d/2 + uniform(0, d/2)``) for GET,
   PUT, PATCH and DELETE, at most ``max_retries`` times.
@@ -46,6 +47,7 @@ from urllib.parse import quote
 import httpx
 
 from reconciler import __version__
+from reconciler.client.pacing import Pacer
 from reconciler.client.settings import DEFAULT_PARALLELISM, HOW_TO_CONFIGURE, Endpoint
 from reconciler.errors import (
     AmbiguousWriteError,
@@ -196,6 +198,7 @@ class ApiClient:
         self._gate_lock = threading.Lock()
         self._resume_at = float("-inf")
         self._secrets = _secrets_of(http)
+        self.pacer = Pacer(clock=clock, sleep=self._paced_sleep, on_event=self._event)
 
     def __repr__(self) -> str:
         return f"ApiClient(base_url={str(self.http.base_url)!r}, read_only={self.read_only})"
@@ -319,9 +322,14 @@ class ApiClient:
         ambiguous = False  # an earlier attempt may have taken effect
         while True:
             self._wait_for_gate()
+            sent_at = self.pacer.acquire()
             outcome = self._exchange(method, path, params, body)
             if isinstance(outcome, httpx.Response):
                 status = outcome.status_code
+                if status == 429:
+                    self.pacer.throttled(sent_at, _retry_after(outcome))
+                else:
+                    self.pacer.answered(sent_at)
                 if 200 <= status < 300:
                     return self._decode(outcome, method, path)
                 if status == 429:
@@ -405,6 +413,10 @@ class ApiClient:
                              method=method, path=path)
 
     # ------------------------------------------------------------------ waiting
+
+    def _paced_sleep(self, seconds: float) -> None:
+        self._sleep(seconds)
+        self.stats.add_wait(seconds)
 
     def _wait_for_gate(self) -> None:
         """Pause while a 429's Retry-After is running (shared by every thread of this client)."""

@@ -1,0 +1,159 @@
+"""Pacing: one shared request budget that learns the service's rate limit from its 429s.
+
+The API publishes no rate, and its ``Retry-After`` is whole seconds: after a 429 it says "1" when
+one more token would have come in 20 ms. Waiting for it and then sending as fast as possible again
+(what a client without pacing does) empties the service's bucket again at once, and every worker
+in flight meets a 429 each time. Backing off by the size of ``Retry-After`` (a naive AIMD) learns
+a rate far under the real one. So the pacer measures the rate instead:
+
+- **Unpaced until the first 429.** A service that never throttles costs nothing (one lock check).
+- **The rate is the count of answers between two 429s.** When the service answers 429 its bucket
+  is empty; when it does so again, later, it is empty again, so every request it answered in
+  between was paid for by a token it refilled in between: ``rate = answered / seconds``. (An answer
+  counts whatever its status: a 404 took a token too.) The first 429 has no earlier one: the
+  window then starts at the first request and ends ``Retry-After`` after the 429, which is exact for
+  a bucket that holds one ``Retry-After`` of tokens (the common token bucket, and the emulator's).
+- **Pace a little under it** (``HEADROOM``), from one budget shared by every worker: a GCRA token
+  bucket (each request is given the next slot ``1 / rate`` after the previous one, and a pause of
+  more than ``BURST_S`` does not bank more than ``BURST_S`` worth of requests: the service's bucket
+  refilled by as much meanwhile).
+- **Probe upwards** while no 429 comes: ``INCREASE`` per second times the seconds since the last
+  one (a gentle start that speeds up), so a rate learnt too low (the service's bucket was smaller
+  than assumed) climbs back; the next 429 measures again.
+- **429s of one collision count once.** Workers whose requests were already on the wire when the
+  first 429 came back meet it too; a 429 to a request sent before the last one was seen neither
+  re-measures nor lowers the rate.
+- **The burst is learnt too.** A 429 that comes while the banked burst after a pause is being
+  spent (fewer answers since the last 429 than the burst holds) says the service's bucket is
+  smaller than ``BURST_S`` of its rate: the burst halves, and the rate stands.
+- A window with fewer than ``MIN_SAMPLES`` answers measures nothing: the rate then only falls, by
+  ``DECREASE`` (multiplicative decrease).
+
+The 429 itself is still obeyed: the client pauses every worker for its ``Retry-After``
+(``ApiClient._throttle``); pacing is what keeps the next one from coming.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: Pace at this fraction of the measured rate.
+HEADROOM = 0.97
+#: Additive increase: the rate grows by this fraction for each second without a 429.
+INCREASE = 0.005
+#: Multiplicative decrease when a 429 comes with too few answers to measure the rate.
+DECREASE = 0.7
+#: Answers a window must hold to measure the rate from it.
+MIN_SAMPLES = 5
+#: The most a pause banks: after it, up to ``rate * BURST_S`` requests go at once.
+BURST_S = 1.0
+#: The slowest pace the pacer sets (requests per second).
+MIN_RATE = 0.1
+
+
+@dataclass(frozen=True)
+class PacerState:
+    rate: float | None  # requests per second; None while unpaced
+    collisions: int  # 429s that were a new collision (not in-flight followers)
+    paced_s: float  # seconds workers waited for their slot
+
+
+class Pacer:
+    """See the module docstring. ``acquire()`` before each request, ``answered(sent_at)`` after
+    any answer but a 429, ``throttled(sent_at, retry_after)`` after a 429."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep,
+                 on_event: Callable[[str], None] | None = None) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._on_event = on_event
+        self._lock = threading.Lock()
+        self._rate: float | None = None
+        self._tat = float("-inf")  # the next free slot (GCRA's theoretical arrival time)
+        self._started: float | None = None  # the first request
+        self._window_start: float | None = None  # the last collision (None before the first)
+        self._answered = 0  # answers since the window started (since the first request before it)
+        self._increased_at = 0.0
+        self._burst_s = BURST_S
+        self._collisions = 0
+        self._paced_s = 0.0
+
+    @property
+    def rate(self) -> float | None:
+        with self._lock:
+            return self._rate
+
+    @property
+    def burst_s(self) -> float:
+        with self._lock:
+            return self._burst_s
+
+    def state(self) -> PacerState:
+        with self._lock:
+            return PacerState(self._rate, self._collisions, self._paced_s)
+
+    def acquire(self) -> float:
+        """Wait for this request's slot; returns the time it is sent (for ``answered``/``throttled``)."""
+        with self._lock:
+            now = self._clock()
+            if self._started is None:
+                self._started = now
+            if self._rate is None:
+                return now
+            if now - self._increased_at >= 1.0:  # additive increase, once a second at most
+                seconds = min(now - self._increased_at, 10.0)
+                quiet = max(1.0, now - (self._window_start or now))
+                self._rate *= 1.0 + INCREASE * seconds * quiet
+                self._increased_at = now
+            slot = max(self._tat, now - self._burst_s)
+            self._tat = slot + 1.0 / self._rate
+            wait = slot - now
+            if wait > 0:
+                self._paced_s += wait
+        if wait > 0:
+            self._sleep(wait)
+            return now + wait
+        return now
+
+    def answered(self, sent_at: float) -> None:
+        with self._lock:
+            self._answered += 1
+
+    def throttled(self, sent_at: float, retry_after: float | None) -> None:
+        """A 429 to a request sent at ``sent_at``, which asked to wait ``retry_after`` seconds."""
+        with self._lock:
+            now = self._clock()
+            if self._window_start is not None and sent_at < self._window_start:
+                return  # in flight when the collision was seen: the same collision
+            self._collisions += 1
+            answered, self._answered = self._answered, 0
+            if self._rate is not None and self._window_start is not None \
+                    and answered <= self._rate * self._burst_s + 1:
+                self._burst_s = max(1.0 / self._rate, self._burst_s / 2)
+                self._window_start = now
+                return
+            if self._window_start is None:
+                start = self._started if self._started is not None else now
+                seconds = now - start + (retry_after if retry_after else 1.0)
+            else:
+                seconds = now - self._window_start
+            self._window_start = now
+            self._increased_at = now + (retry_after or 0.0)
+            before = self._rate
+            if answered >= MIN_SAMPLES and seconds > 0:
+                measured = answered / seconds
+                self._rate = HEADROOM * (measured if before is None else min(before, measured))
+                how = f"{answered} answers in {seconds:.1f}s since the last 429"
+            elif before is not None:
+                self._rate = before * DECREASE
+                how = "too few answers to measure; slowing down"
+            else:
+                return  # nothing to learn from yet: the Retry-After pause alone
+            self._rate = max(MIN_RATE, self._rate)
+            rate = self._rate
+        if self._on_event is not None and (before is None or abs(rate - before) / before > 0.05):
+            self._on_event(f"rate limited: pacing requests at {rate:.1f}/s ({how})")
