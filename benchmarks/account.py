@@ -58,6 +58,11 @@ class AccountSpec:
     def space_of(self, i: int) -> str:
         return self.space_names[i % self.spaces]
 
+    @property
+    def resources(self) -> int:
+        """Declared resources (what the manifests hold)."""
+        return self.llm + self.agent + self.prompts + self.datasets + self.evaluators
+
     def as_json(self) -> dict[str, int]:
         return {"llm_integrations": self.llm, "agent_integrations": self.agent, "prompts": self.prompts,
                 "datasets": self.datasets, "examples_per_dataset": self.examples, "evaluators": self.evaluators,

@@ -88,6 +88,29 @@ def read_bound(census: Census, manifests: ManifestSet) -> tuple[int, int]:
     return lists, per
 
 
+def read_chain(census: Census, manifests: ManifestSet) -> int:
+    """The longest chain of reads of a plan that must follow one another: a list's pages follow
+    one another (each needs the previous cursor); a space's lists need the spaces list, and a
+    resource's own reads (versions, examples, experiments) need its space's list."""
+    scope = manifests.read_scope()
+    top = max(pages(census.integrations["LLM"]), pages(census.integrations["AGENT"]), pages(census.organizations),
+              pages(census.restrictions))
+    kinds = [k for k in ("Prompt", "Dataset", "Evaluator") if not scope.kinds or k in scope.kinds]
+    in_space = max((pages(census.in_space(kind, sid)) for space in scope.spaces
+                    if (sid := census.space_id(space)) is not None for kind in kinds), default=0)
+    own = max([pages(n) for n in census.prompt_versions.values()]
+              + [pages(n, EXAMPLES_PAGE) for n in census.examples.values()]
+              + [pages(len(e)) for e in census.experiments.values()], default=0)
+    return max(top, pages(len(census.spaces)) + in_space + own)
+
+
+def reread_chain(after: Census) -> int:
+    """The longest chain of the re-read after an apply (at most: re-listing the larger integration
+    type, or re-reading the longest examples list)."""
+    return max([pages(after.integrations["LLM"]), pages(after.integrations["AGENT"])]
+               + [pages(n, EXAMPLES_PAGE) for n in after.examples.values()])
+
+
 def create_writes(manifests: ManifestSet) -> int:
     total = 0
     for r in manifests:

@@ -37,10 +37,12 @@ from benchmarks.account import RETENTION, SCALES, SECRET_ENV, AccountSpec, chang
 from benchmarks.census import Census, take
 from benchmarks.seed import seed_experiments, seed_spaces
 from benchmarks.server import by_method, copy_db, emulator, read_stats, reset_stats
+from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.manifests import load_manifests
 
 RATE_LIMIT = 50.0
 LATENCY_FAULTS = "latency_ms=20"
+LATENCY_S = 0.020
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "performance.md"
 
@@ -76,7 +78,8 @@ class Bench:
     # ------------------------------------------------------------------ measuring
 
     def measure(self, mode: str, action: str, manifests: Path, *, rate_limit: float | None = None,
-                faults: str | None = None, start: Path, floor: bool = False) -> tuple[dict[str, Any], Census]:
+                faults: str | None = None, start: Path, floor: bool = False, urls_out: Path | None = None,
+                profile: bool = False) -> tuple[dict[str, Any], Census]:
         """One worker run on a copy of ``start``; returns its result (with the emulator's counts)
         and the census of the account afterwards."""
         copy_db(start, self.db)
@@ -84,7 +87,8 @@ class Bench:
             reset_stats(served.url)
             cpu0 = served.cpu_s()
             result = run_worker({"mode": mode, "action": action, "manifests": str(manifests), "url": served.url,
-                                 "floor": floor})
+                                 "floor": floor, "urls_out": str(urls_out) if urls_out else None,
+                                 "profile": profile})
             result["emulator_cpu_s"] = round(served.cpu_s() - cpu0, 2)
             result["server_requests"] = by_method(read_stats(served.url))
         return result, take(self.db)
@@ -96,12 +100,12 @@ class Bench:
 
     # ------------------------------------------------------------------ scenarios
 
-    def scenarios(self) -> list[dict[str, Any]]:
+    def scenarios(self, *, rate_run: bool = True, profile: bool = False) -> list[dict[str, Any]]:
         self.setup()
         empty = take(self.empty_db)
         out: list[dict[str, Any]] = []
 
-        self.log("scenario 3: apply from an empty account")
+        self.log("apply from an empty account")
         ours, after = self.measure("ours", "apply", self.base, start=self.empty_db)
         copy_db(self.db, self.synced_db)
         naive, _ = self.measure("naive", "apply", self.base, start=self.empty_db)
@@ -109,43 +113,86 @@ class Bench:
         bound3 = bounds.Bound(lists, per, bounds.create_writes(self.base_set),
                               bounds.create_reread(after, self.base_set))
         three = self.row("apply_from_empty", ours, naive, bound3)
+        chain3 = bounds.read_chain(empty, self.base_set) + ours.get("apply_chain", 0) + bounds.reread_chain(after)
 
         self.log("seeding experiments")
         with emulator(self.synced_db) as served:
             seed_experiments(served.url, self.spec)
         synced = take(self.synced_db)
 
-        self.log("scenario 1: plan in sync")
+        self.log("plan in sync, and its floor (the bare loop and the parse floor)")
         ours, _ = self.measure("ours", "plan", self.base, start=self.synced_db)
         naive, _ = self.measure("naive", "plan", self.base, start=self.synced_db)
         bound1 = bounds.Bound(*bounds.read_bound(synced, self.base_set), 0, 0)
         one = self.row("plan_in_sync", ours, naive, bound1)
-        floored, _ = self.measure("ours", "plan", self.base, start=self.synced_db, floor=True)
-        one["floor"] = floor_figures(floored["floor"], ours)
+        urls = self.work / "plan_in_sync.urls"
+        floored, _ = self.measure("ours", "plan", self.base, start=self.synced_db, floor=True, urls_out=urls)
+        copy_db(self.synced_db, self.db)
+        with emulator(self.db) as served:
+            bare = run_worker({"mode": "ours", "action": "plan", "manifests": str(self.base), "url": served.url,
+                               "bare": str(urls)})
+        floor = floor_figures(floored["floor"], bare)
+        one["floor"] = floor
         out.append(one)
+        chain1 = bounds.read_chain(synced, self.base_set)
 
-        self.log("scenario 2: plan and apply after a 5% change")
+        self.log("plan and apply after a 5% change")
         now_iso = datetime.now(UTC).isoformat()
-        ours, after = self.measure("ours", "apply", self.changed, start=self.synced_db)
+        ours, after2 = self.measure("ours", "apply", self.changed, start=self.synced_db)
         naive, _ = self.measure("naive", "apply", self.changed, start=self.synced_db)
         writes = self._change_writes(synced, now_iso)
         bound2 = bounds.Bound(*bounds.read_bound(synced, self.changed_set), writes,
-                              bounds.change_reread(after, self.change, after.integrations["LLM"],
-                                                   after.integrations["AGENT"]))
+                              bounds.change_reread(after2, self.change, after2.integrations["LLM"],
+                                                   after2.integrations["AGENT"]))
         out.append(self.row("plan_apply_5pct", ours, naive, bound2))
+        chain2 = chain1 + ours.get("apply_chain", 0) + bounds.reread_chain(after2)
         out.append(three)
+        self.per_write(three, floor)
 
-        self.log("scenario 4: plan with --faults latency_ms=20")
+        self.log(f"every scenario again with --faults {LATENCY_FAULTS}")
         ours, _ = self.measure("ours", "plan", self.base, faults=LATENCY_FAULTS, start=self.synced_db)
         naive, _ = self.measure("naive", "plan", self.base, faults=LATENCY_FAULTS, start=self.synced_db)
-        out.append(self.row("plan_latency_20ms", ours, naive, bound1))
+        out.append(self.latency(self.row("plan_latency_20ms", ours, naive, bound1), floor, chain1))
+        ours, _ = self.measure("ours", "apply", self.changed, faults=LATENCY_FAULTS, start=self.synced_db)
+        out.append(self.latency(self.row("plan_apply_5pct_latency_20ms", ours, None, bound2), floor, chain2))
+        ours, _ = self.measure("ours", "apply", self.base, faults=LATENCY_FAULTS, start=self.empty_db)
+        out.append(self.latency(self.row("apply_from_empty_latency_20ms", ours, None, bound3), floor, chain3))
 
-        self.log(f"scenario 2 under --rate-limit {RATE_LIMIT:g}")
-        ours, _ = self.measure("ours", "apply", self.changed, rate_limit=RATE_LIMIT, start=self.synced_db)
-        rated = self.row("apply_5pct_rate_limit_50", ours, None, bound2)
-        rated.update(rate_figures(ours, RATE_LIMIT))
-        out.append(rated)
+        if rate_run:
+            self.log(f"plan and apply after a 5% change under --rate-limit {RATE_LIMIT:g}")
+            ours, _ = self.measure("ours", "apply", self.changed, rate_limit=RATE_LIMIT, start=self.synced_db)
+            rated = self.row("apply_5pct_rate_limit_50", ours, None, bound2)
+            rated.update(rate_figures(ours, RATE_LIMIT))
+            out.append(rated)
+        if profile:
+            self.log("profiles (pyinstrument, parallelism 1)")
+            for name, action, start in (("plan_in_sync", "plan", self.synced_db),
+                                        ("apply_from_empty", "apply", self.empty_db)):
+                profiled, _ = self.measure("ours", action, self.base, start=start, profile=True)
+                next(r for r in out if r["scenario"] == name)["profile"] = profiled["profile"]
         return out
+
+    @staticmethod
+    def per_write(row: dict[str, Any], floor: dict[str, Any]) -> None:
+        """apply_from_empty's CPU per write (its apply phase's CPU over the writes it sent) beside
+        the bare loop's CPU per request."""
+        writes = report.writes(row["requests"])
+        apply_cpu = row.get("phase_cpu", {}).get("apply_cpu_s", 0.0)
+        row["cpu_per_write_ms"] = round(1000 * apply_cpu / writes, 4) if writes else None
+        row["bare_cpu_per_request_ms"] = floor["bare_cpu_per_request_ms"]
+
+    @staticmethod
+    def latency(row: dict[str, Any], floor: dict[str, Any], chain: int) -> dict[str, Any]:
+        """The latency floor: max(CPU floor, longest chain x latency, requests x latency / parallelism);
+        the CPU floor is the bare loop's CPU per request for each request, plus the parse floor."""
+        requests = report.total(row["requests"])
+        cpu_floor = floor["bare_cpu_per_request_ms"] / 1000 * requests + floor["parse_s"]
+        parts = {"cpu_floor_s": round(cpu_floor, 3), "chain": chain, "chain_s": round(chain * LATENCY_S, 3),
+                 "spread_s": round(requests * LATENCY_S / DEFAULT_PARALLELISM, 3)}
+        latency_floor = max(parts["cpu_floor_s"], parts["chain_s"], parts["spread_s"])
+        row["latency_floor"] = {**parts, "floor_s": round(latency_floor, 3),
+                                "wall_over_floor": round(row["wall_s"] / latency_floor, 3) if latency_floor else None}
+        return row
 
     def _change_writes(self, synced: Census, now_iso: str) -> int:
         from benchmarks.account import CHANGED_KEEP_LAST
@@ -165,6 +212,7 @@ class Bench:
             "lower_bound": bound.total,
             "ratio": round(total / bound.total, 4) if bound.total else None,
             "planner_cpu_s": ours["planner_cpu_s"],
+            "cpu_s": ours["cpu_s"],
             "peak_rss_mb": ours["peak_rss_mb"],
             "bound": bound.as_json(),
             "phases": ours.get("phases", {}),
@@ -186,15 +234,14 @@ class Bench:
         return row
 
 
-def floor_figures(floor: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
-    """``worker.parse_floor`` (measured in a run of its own, which keeps the response bodies) set
-    beside the measured run: the floor's share of our wall, and of the wall a plan that only parsed
-    would have, our wall less the CPU it would not spend (the run is CPU-bound: CPU ~ wall)."""
-    only_parsing_wall = ours["wall_s"] - ours["planner_cpu_s"] + floor["total_s"]
-    return {**floor, "share_of_our_wall": round(floor["total_s"] / ours["wall_s"], 3),
-            "only_parsing_wall_s": round(only_parsing_wall, 3),
-            "share_if_only_parsing": round(floor["total_s"] / only_parsing_wall, 3),
-            "cpu_over_wall": round(ours["cpu_s"] / ours["wall_s"], 3)}
+def floor_figures(floor: dict[str, Any], bare: dict[str, Any]) -> dict[str, Any]:
+    """The CPU floor of a plan in sync, measured in the same run: the bare loop over the same GETs
+    (``worker.bare_loop``: send, parse the JSON) plus the parse floor of the manifests and examples
+    files (``worker.parse_floor``, whose ``responses_json_s`` the bare loop already includes)."""
+    parse = floor["yaml_events_s"] + floor["examples_json_s"]
+    return {**floor, "parse_s": round(parse, 3), "bare_cpu_s": bare["cpu_s"], "bare_requests": bare["requests"],
+            "bare_wall_s": bare["wall_s"], "bare_cpu_per_request_ms": bare["cpu_per_request_ms"],
+            "cpu_floor_s": round(bare["cpu_s"] + parse, 3)}
 
 
 def rate_figures(result: dict[str, Any], rate: float) -> dict[str, Any]:
@@ -202,13 +249,16 @@ def rate_figures(result: dict[str, Any], rate: float) -> dict[str, Any]:
     succeeded (429s are waits, not calls) over what the token bucket could let through in that
     time, ``capacity + rate * seconds`` (it starts full, capacity = rate)."""
     calls = sum(result.get("client", {}).get("requests", {}).values())
+    attempts = result.get("client", {}).get("attempts", 0)
     phases = result.get("phases", {})
     seconds = sum(v for k, v in phases.items() if k != "load_s")
     allowed = max(1.0, rate) + rate * seconds
     return {"rate_limit": rate, "rate_calls": calls, "rate_s": round(seconds, 3),
             "rate_achieved": round(calls / seconds, 2) if seconds else 0.0,
             "rate_fraction": round(calls / allowed, 3),
-            "throttled": result.get("client", {}).get("throttled", 0)}
+            "throttled": result.get("client", {}).get("throttled", 0),
+            "throttled_share": round(result.get("client", {}).get("throttled", 0) / attempts, 4) if attempts else 0.0,
+            "learnt_rate": result.get("pacing", {}).get("rate")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", default="small", help="small, large, or a factor (1.0 = large)")
     parser.add_argument("--examples", type=int, default=500, help="examples per dataset")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/performance.md")
+    parser.add_argument("--no-rate-limit", action="store_true", help="skip the --rate-limit 50 run")
+    parser.add_argument("--profile", action="store_true", help="also profile plan_in_sync and apply_from_empty")
     parser.add_argument("--workdir", help="keep the manifests and SQLite snapshots here (default: a temp dir)")
     args = parser.parse_args(argv)
     scale = SCALES.get(args.scale) or float(args.scale)
@@ -224,8 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(args.workdir) if args.workdir else Path(tmp)
         bench = Bench(scale, work, examples=args.examples,
                       log=lambda line: print(f"[{time.monotonic() - started:7.1f}s] {line}", file=sys.stderr))
-        rows = bench.scenarios()
+        rows = bench.scenarios(rate_run=not args.no_rate_limit, profile=args.profile)
     result = {"scale": args.scale, "factor": scale, "account": bench.spec.as_json(),
+              "resources": bench.spec.resources, "load": os.getloadavg()[0],
               "change": bench.change.resources, "cpus": os.cpu_count(),
               "date": datetime.now(UTC).strftime("%Y-%m-%d"), "rows": rows,
               "targets": report.targets(rows)}
@@ -233,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         print(json.dumps({k: row[k] for k in ("scenario", "wall_s", "requests", "lower_bound", "ratio",
                                               "planner_cpu_s", "peak_rss_mb")}
-                         | {k: row[k] for k in ("naive", "rate_fraction", "floor") if k in row}))
+                         | {k: row[k] for k in ("naive", "rate_fraction", "floor", "latency_floor") if k in row}))
     if not args.no_doc:
         report.write_doc(DOC, args.scale, result)
     return 0

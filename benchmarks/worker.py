@@ -19,6 +19,7 @@ import resource
 import sys
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ class TimedTransport(httpx.BaseTransport):
         self.cpu_s = 0.0
         self._lock = threading.Lock()
         self.bodies: list[bytes] | None = [] if keep_bodies else None
+        self.urls: list[str] = []  # the GETs sent, when bodies are kept (for ``bare_loop``)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         start = time.thread_time()
@@ -52,6 +54,9 @@ class TimedTransport(httpx.BaseTransport):
             response.read()
             if self.bodies is not None:
                 self.bodies.append(response.content)
+                if request.method == "GET":
+                    with self._lock:
+                        self.urls.append(request.url.raw_path.decode("ascii"))
             return response
         finally:
             spent = time.thread_time() - start
@@ -71,6 +76,9 @@ class Job:
     parallelism: int = DEFAULT_PARALLELISM  # the CLI's default
     api_key: str = "admin-key"
     floor: bool = False  # also measure parse_floor (keeps every response body: not for RSS figures)
+    bare: str | None = None  # a file of URLs: run ``bare_loop`` over them instead of the reconciler
+    profile: bool = False  # run under pyinstrument (parallelism 1: every request in the main thread)
+    urls_out: str | None = None  # with ``floor``: write the GET URLs sent here
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Job:
@@ -90,6 +98,14 @@ def _delta(after: StatsSnapshot, before: StatsSnapshot) -> dict[str, Any]:
                          if after.requests.get(m, 0) - before.requests.get(m, 0)},
             "attempts": after.attempts - before.attempts, "throttled": after.throttled - before.throttled,
             "retries": after.retries - before.retries, "wait_s": round(after.wait_seconds - before.wait_seconds, 3)}
+
+
+def _longest_chain(plan: Any) -> int:
+    """The most operations of the plan that must run one after another (its dependency depth)."""
+    depth: dict[str, int] = {}
+    for op in plan.operations:  # operations come after what they depend on
+        depth[op.id] = 1 + max((depth.get(d, 0) for d in op.depends_on), default=0)
+    return max(depth.values(), default=0)
 
 
 def run(job: Job) -> dict[str, Any]:
@@ -114,11 +130,13 @@ def run(job: Job) -> dict[str, Any]:
     with client:
         # plan_against(manifests, client, options) is read_live then make_plan; called apart here to
         # time them apart (the naive baseline reads with parallelism 1, so the same code serves both).
-        live = read_live(client, manifests.read_scope())
+        # the naive baseline keeps every live example whole (its writes look them up by key)
+        live = read_live(client, manifests.read_scope(), manifests if job.mode == "ours" else None)
         phase("read_s")
         plan = make_plan(manifests, live, options)
         phase("plan_s")
         out["plan_operations"] = len(plan.operations)
+        out["apply_chain"] = _longest_chain(plan)
         out["plan_summary"] = plan.summary()
         before_apply = client.stats.snapshot()
         if job.action == "apply":
@@ -144,6 +162,9 @@ def run(job: Job) -> dict[str, Any]:
                 phase("apply_s")
                 out["apply_stats"] = _delta(client.stats.snapshot(), before_apply)
         stats = client.stats.snapshot()
+        pacing = client.pacer.state()
+        out["pacing"] = {"rate": round(pacing.rate, 2) if pacing.rate else None, "collisions": pacing.collisions,
+                         "paced_s": round(pacing.paced_s, 3)}
     wall = time.perf_counter() - wall0
     cpu = time.process_time() - cpu0
     out.update(
@@ -154,7 +175,91 @@ def run(job: Job) -> dict[str, Any]:
     )
     if transport.bodies is not None:
         out["floor"] = parse_floor(Path(job.manifests), transport.bodies, transport.cpu_s)
+        if job.urls_out:
+            Path(job.urls_out).write_text("\n".join(transport.urls), encoding="utf-8")
     return out
+
+
+def bare_loop(job: Job) -> dict[str, Any]:
+    """The CPU floor of sending requests: the same GETs (``job.bare``, one URL a line) with the same
+    httpx client settings (``build_http_client``: headers, timeouts, a pool sized to the
+    parallelism), one after another, each body parsed as JSON; nothing else."""
+    urls = [u for u in Path(str(job.bare)).read_text(encoding="utf-8").splitlines() if u]
+    limits = httpx.Limits(max_connections=job.parallelism, max_keepalive_connections=job.parallelism)
+    http = build_http_client(job.url, job.api_key, parallelism=job.parallelism,
+                             transport=httpx.HTTPTransport(limits=limits))
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    with http:
+        for url in urls:
+            http.get(url).json()
+    cpu = time.process_time() - cpu0
+    return {"mode": "bare", "requests": len(urls), "wall_s": round(time.perf_counter() - wall0, 3),
+            "cpu_s": round(cpu, 3), "cpu_per_request_ms": round(1000 * cpu / len(urls), 4) if urls else 0.0,
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+def profiled(job: Job) -> dict[str, Any]:
+    """``run`` under pyinstrument with parallelism 1 (pyinstrument samples the main thread), and
+    the top costs by own time, grouped by function."""
+    from pyinstrument import Profiler
+
+    import reconciler.apply.executor
+    import reconciler.client.live
+
+    # pyinstrument samples one thread: with parallelism 1 the pools run their work inline instead
+    reconciler.client.live.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc,assignment]
+    reconciler.apply.executor.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc,assignment]
+    profiler = Profiler(interval=0.0005)
+    profiler.start()
+    out = run(Job(**{**job.__dict__, "profile": False, "parallelism": 1}))
+    session = profiler.stop()
+    own: dict[str, float] = {}
+    waited = 0.0
+    stack = [session.root_frame()]
+    while stack:
+        frame = stack.pop()
+        if frame is None:
+            continue
+        stack.extend(frame.children)
+        if frame.is_synthetic or frame.total_self_time <= 0:
+            continue
+        if frame.function.rpartition(".")[2] in WAITING:  # pyinstrument samples wall time: a socket wait is not CPU
+            waited += frame.total_self_time
+            continue
+        where = f"{frame.function} ({frame.file_path_short}:{frame.line_no})"
+        own[where] = own.get(where, 0.0) + frame.total_self_time
+    total = sum(own.values()) or 1.0
+    top = sorted(own.items(), key=lambda kv: kv[1], reverse=True)[:TOP_COSTS]
+    out["profile"] = {"sampled_s": round(total, 3), "waiting_s": round(waited, 3),
+                      "top": [{"where": w, "s": round(t, 3), "share": round(t / total, 3)} for w, t in top]}
+    return out
+
+
+class InlineExecutor:
+    """A ``ThreadPoolExecutor`` stand-in that runs each task as it is submitted (profiling only)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __enter__(self) -> InlineExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Any, *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            future.set_exception(exc)
+        return future
+
+
+TOP_COSTS = 5
+#: Functions whose own time is waiting on a socket, a lock or a clock, not CPU.
+WAITING = frozenset({"recv_into", "recv", "select", "poll", "acquire", "sleep", "wait", "send", "sendall",
+                     "connect", "readinto", "get"})
 
 
 def parse_floor(manifests: Path, bodies: list[bytes], http_cpu_s: float) -> dict[str, float]:
@@ -189,7 +294,8 @@ def parse_floor(manifests: Path, bodies: list[bytes], http_cpu_s: float) -> dict
 
 def main(argv: list[str]) -> int:
     job = Job.from_json(json.loads(argv[0]))
-    print(json.dumps(run(job)), flush=True)
+    result = bare_loop(job) if job.bare else profiled(job) if job.profile else run(job)
+    print(json.dumps(result), flush=True)
     return 0
 
 

@@ -51,7 +51,7 @@ def load(paths: Sequence[str], stdin: TextIO | None = None, *, secrets: bool = T
 
 
 def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:
-    live = read_live(client, manifests.read_scope())
+    live = read_live(client, manifests.read_scope(), manifests)
     return live, make_plan(manifests, live, options)
 
 
@@ -101,7 +101,7 @@ def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, liv
                       report: ApplyReport) -> Plan:
     """Re-read what apply touched, fold it into the live state the plan was made from, and plan
     again; the returned plan is empty when apply converged. Secrets are not rotated again."""
-    fresh = reread_touched(plan, live, report.responses, client)
+    fresh = reread_touched(plan, live, report.responses, client, manifests)
     return make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False))
 
 

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from reconciler.client.http import ApiClient
-from reconciler.client.live import labels_of
+from reconciler.client.live import labels_of, read_examples, wanted_examples
 from reconciler.errors import ProblemError
-from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt, LiveState
+from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt, LiveState, ManifestSet
 from reconciler.plan.model import Operation, Plan
 
 EXAMPLES_LIMIT = 500
@@ -36,8 +36,10 @@ def _gone(client: ApiClient, path: str) -> bool:
     return False
 
 
-def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], client: ApiClient) -> LiveState:
-    """A copy of ``live`` with every resource the applied plan touched read again."""
+def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], client: ApiClient,
+                   desired: ManifestSet | None = None) -> LiveState:
+    """A copy of ``live`` with every resource the applied plan touched read again (examples
+    compared with ``desired``'s as they arrive, as ``read_live`` does)."""
     fresh = copy.copy(live)
     fresh.integrations = dict(live.integrations)
     fresh.prompts = dict(live.prompts)
@@ -53,6 +55,7 @@ def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], clien
     if any(op.path.startswith("/v2/resource-restrictions") for op in plan.operations):
         jobs.append(_relist_restrictions(fresh, client))
 
+    wanted = wanted_examples(desired, fresh) if desired is not None else {}
     for address, ops in by_address.items():
         key = plan.pins.get(address)
         if key and key[0] == "Integration" and key[1] in relist:
@@ -64,7 +67,7 @@ def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], clien
             continue
         if key is None:
             continue
-        jobs.append(_reread(fresh, key, ops, responses, client))
+        jobs.append(_reread(fresh, key, ops, responses, client, wanted))
 
     client.map(lambda job: job(), jobs)
     return fresh
@@ -143,7 +146,7 @@ def _created(ops: list[Operation], responses: dict[str, Any]) -> dict[str, Any] 
 
 
 def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: dict[str, Any],
-            client: ApiClient) -> Callable[[], None]:
+            client: ApiClient, wanted: dict[tuple[str, str], tuple[str, list[Any]]]) -> Callable[[], None]:
     kind = key[0]
     existing = fresh.integrations.get((key[1], key[2])) if kind == "Integration" else None
     created_obj = _created(ops, responses)
@@ -178,10 +181,10 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
                 return
             dataset_id = current_d.dataset["id"]
             updated = LiveDataset(dataset=current_d.dataset, examples=current_d.examples,
-                                  experiments=current_d.experiments)
+                                  experiments=current_d.experiments, matched=current_d.matched,
+                                  examples_digest=current_d.examples_digest)
             if any(op.kind != "Experiment" for op in ops):  # examples were written (or created)
-                updated.examples = client.paginate(f"/v2/datasets/{dataset_id}/examples", "examples",
-                                                   limit=EXAMPLES_LIMIT)
+                read_examples(client, updated, wanted.get((key[1], key[2])))
             if any(op.kind == "Experiment" for op in ops):
                 updated.experiments = client.paginate("/v2/experiments", "experiments", {"dataset_id": dataset_id},
                                                       limit=LIST_LIMIT)

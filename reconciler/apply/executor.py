@@ -8,6 +8,7 @@ order). A failed operation skips what depends on it; independent work goes on, u
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -164,7 +165,7 @@ def _run_phase(
         waits_for[op.id] = pre
         for d in pre:
             dependents[d].append(op.id)
-    ready = [op.id for op in ops if not waits_for[op.id]]
+    ready = [i for i, op in enumerate(ops) if not waits_for[op.id]]  # a heap of plan positions
     running: dict[Future[Outcome], Operation] = {}
 
     def finish(outcome: Outcome) -> None:
@@ -176,7 +177,7 @@ def _run_phase(
         for nxt in dependents[outcome.op.id]:
             waits_for[nxt].discard(outcome.op.id)
             if not waits_for[nxt]:
-                ready.append(nxt)
+                heapq.heappush(ready, index[nxt])
 
     def blocker(op: Operation) -> str | None:
         for d in op.depends_on:
@@ -187,13 +188,11 @@ def _run_phase(
     with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="apply") as pool:
         try:
             while ready or running:
-                ready.sort(key=index.__getitem__)
                 while ready and len(running) < max(1, parallelism):
-                    op = ops[index[ready.pop(0)]]
+                    op = ops[heapq.heappop(ready)]
                     why = blocker(op)
                     if why is not None:
                         finish(Outcome(op, SKIPPED, why))
-                        ready.sort(key=index.__getitem__)
                         continue
                     running[pool.submit(run, op)] = op
                 if running:

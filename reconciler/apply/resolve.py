@@ -3,7 +3,6 @@ timestamp, and secrets read again from their references (never from the plan).""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,7 +23,13 @@ def lookup(value: Any, dotted: str) -> Any:
 
 
 def substitute(value: Any, responses: Mapping[str, Any], apply_time: str) -> Any:
+    """``value`` with every reference replaced. Copy on write: a container holding no reference is
+    returned as it is (a dataset's million examples are not copied to be sent), one that holds one
+    is copied; the planned body itself is never changed."""
     if isinstance(value, str):
+        if "${" not in value:
+            return value
+
         def one(m: Any) -> str:
             op_id, path = m.group(1), m.group(2)
             if op_id == "apply_time":
@@ -38,22 +43,44 @@ def substitute(value: Any, responses: Mapping[str, Any], apply_time: str) -> Any
 
         return REF_RE.sub(one, value)
     if isinstance(value, dict):
-        return {k: substitute(v, responses, apply_time) for k, v in value.items()}
+        changed: dict[Any, Any] | None = None
+        for k, v in value.items():
+            new = substitute(v, responses, apply_time)
+            if new is not v:
+                if changed is None:
+                    changed = dict(value)
+                changed[k] = new
+        return value if changed is None else changed
     if isinstance(value, list):
-        return [substitute(v, responses, apply_time) for v in value]
+        changed_list: list[Any] | None = None
+        for i, v in enumerate(value):
+            new = substitute(v, responses, apply_time)
+            if new is not v:
+                if changed_list is None:
+                    changed_list = list(value)
+                changed_list[i] = new
+        return value if changed_list is None else changed_list
     return value
 
 
-def _set_pointer(doc: Any, pointer: str, value: Any) -> None:
+def _with_pointer(doc: Any, pointer: str, value: Any) -> Any:
+    """A copy of ``doc`` with ``value`` at ``pointer``: the containers on the way are copied, so
+    ``doc`` (which may be the planned body) is not changed."""
     parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
-    target = doc
+    root = list(doc) if isinstance(doc, list) else dict(doc)
+    target = root
     for part in parts[:-1]:
-        target = target[int(part)] if isinstance(target, list) else target[part]
+        key: Any = int(part) if isinstance(target, list) else part
+        child = target[key]
+        child = list(child) if isinstance(child, list) else dict(child)
+        target[key] = child
+        target = child
     last = parts[-1]
     if isinstance(target, list):
         target[int(last)] = value
     else:
         target[last] = value
+    return root
 
 
 def request_for(op: Operation, responses: Mapping[str, Any], apply_time: str,
@@ -61,12 +88,12 @@ def request_for(op: Operation, responses: Mapping[str, Any], apply_time: str,
     """(path, body) ready to send. Secret values exist only in the returned body, and are handed
     to ``hide`` (the client's redaction) before anything is sent."""
     path = substitute(op.path, responses, apply_time)
-    body = substitute(copy.deepcopy(op.body), responses, apply_time)
+    body = substitute(op.body, responses, apply_time)
     values = []
     for pointer, spec in sorted(op.secrets.items()):
         value = parse_secret_spec(spec).resolve()
         values.append(value)
-        _set_pointer(body, pointer, value)
+        body = _with_pointer(body, pointer, value)
     if hide is not None:
         hide(*values)
     return str(path), body

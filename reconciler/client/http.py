@@ -34,11 +34,12 @@ in-process, a real socket):
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
@@ -240,10 +241,19 @@ class ApiClient:
     def paginate(
         self, path: str, key: str, params: Mapping[str, Any] | None = None, *, limit: int = 100
     ) -> list[dict[str, Any]]:
-        """Every item of a cursor-paginated list. Follows ``pagination.next_cursor`` while
-        ``has_more`` is true, including across empty pages (authorization filtering may empty a
-        page); a repeated or missing cursor while ``has_more`` is true is a ``PaginationError``."""
+        """Every item of a cursor-paginated list (``pages``, joined)."""
         items: list[dict[str, Any]] = []
+        for page in self.pages(path, key, params, limit=limit):
+            items.extend(page)
+        return items
+
+    def pages(
+        self, path: str, key: str, params: Mapping[str, Any] | None = None, *, limit: int = 100
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The items of a cursor-paginated list, a page at a time (so a long list can be consumed
+        as it arrives). Follows ``pagination.next_cursor`` while ``has_more`` is true, including
+        across empty pages (authorization filtering may empty a page); a repeated or missing
+        cursor while ``has_more`` is true is a ``PaginationError``."""
         seen: set[str] = set()
         cursor: str | None = None
         while True:
@@ -253,10 +263,10 @@ class ApiClient:
             page = self.get(path, query)
             if not isinstance(page, dict) or not isinstance(page.get(key), list):
                 raise PaginationError(f"the answer has no list {key!r}", method="GET", path=path)
-            items.extend(page[key])
+            yield page[key]
             pagination = page.get("pagination")
             if not isinstance(pagination, dict) or not pagination.get("has_more"):
-                return items
+                return
             cursor = pagination.get("next_cursor")
             if not isinstance(cursor, str) or not cursor:
                 raise PaginationError("has_more is true but next_cursor is missing", method="GET", path=path)
@@ -380,7 +390,11 @@ class ApiClient:
         if params:
             kwargs["params"] = {k: v for k, v in params.items() if v is not None}
         if body is not None:
-            kwargs["json"] = body
+            if _streamed(body):
+                kwargs["content"] = _json_chunks(body)
+                kwargs["headers"]["Content-Type"] = "application/json"
+            else:
+                kwargs["json"] = body
         self.stats.count_attempt()
         with self._in_flight:
             try:
@@ -550,6 +564,35 @@ def _retry_after(response: httpx.Response) -> float | None:
     if value != value or value < 0 or value == float("inf"):  # NaN, negative, infinite
         return None
     return value
+
+
+#: A JSON body with a list longer than this (a dataset's examples) is encoded and sent a chunk at
+#: a time, so a million examples are never one string in memory (then once more as bytes).
+STREAM_ITEMS = 10_000
+
+
+def _streamed(body: Any) -> bool:
+    return isinstance(body, dict) and any(isinstance(v, list) and len(v) > STREAM_ITEMS for v in body.values())
+
+
+def _dumps(value: Any) -> str:
+    """JSON as httpx encodes a ``json=`` body (compact, UTF-8, no NaN)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _json_chunks(body: dict[str, Any]) -> Iterator[bytes]:
+    """``_dumps(body).encode()``, a piece at a time: long lists in chunks of ``STREAM_ITEMS``."""
+    yield b"{"
+    for n, (key, value) in enumerate(body.items()):
+        yield (("," if n else "") + _dumps(key) + ":").encode()
+        if isinstance(value, list) and len(value) > STREAM_ITEMS:
+            yield b"["
+            for i in range(0, len(value), STREAM_ITEMS):
+                yield (("," if i else "") + _dumps(value[i:i + STREAM_ITEMS])[1:-1]).encode()
+            yield b"]"
+        else:
+            yield _dumps(value).encode()
+    yield b"}"
 
 
 def build_http_client(

@@ -28,6 +28,7 @@ the reader lists whole spaces anyway).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import queue
 from collections.abc import Callable, Iterable, Mapping
@@ -35,7 +36,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
-from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt, LiveState, ReadScope
+from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt, LiveState, ManifestSet, ReadScope
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS
 
 LIST_LIMIT = 100
@@ -52,8 +53,12 @@ SPACED_LISTS: Mapping[str, tuple[str, str]] = {
 Task = Callable[[], "list[Task] | None"]
 
 
-def read_live(client: ApiClient, scope: ReadScope) -> LiveState:
+def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | None = None) -> LiveState:
     """Everything the plan compares against (module docstring), keyed as ``LiveState`` documents.
+
+    With ``desired`` (the manifests the plan is for), the examples of a keyed dataset are compared
+    with the declared ones page by page as they arrive (``read_examples``): only the ones that
+    differ are kept whole, so a large dataset is not held twice.
 
     The reads form independent chains on one pool of ``client.parallelism`` threads: the
     account-wide lists, and spaces -> each (space, kind) list -> that list's per-resource reads. A
@@ -61,6 +66,7 @@ def read_live(client: ApiClient, scope: ReadScope) -> LiveState:
     its own previous step is done and the long integration lists never hold up the rest."""
     before = client.stats.snapshot()
     live = LiveState()
+    wanted: dict[tuple[str, str], tuple[str, list[Any]]] = {}
 
     def integrations(asked: str) -> Task:
         def read() -> None:
@@ -77,9 +83,11 @@ def read_live(client: ApiClient, scope: ReadScope) -> LiveState:
 
     def spaces() -> list[Task]:
         live.spaces = client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)
+        if desired is not None:
+            wanted.update(wanted_examples(desired, live))
         space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
         kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
-        return [_space_chain(client, live, scope, sid, kind) for sid in space_ids for kind in kinds]
+        return [_space_chain(client, live, scope, sid, kind, wanted) for sid in space_ids for kind in kinds]
 
     run_tasks([spaces, integrations("LLM"), integrations("AGENT"), organizations, restrictions], client.parallelism)
     after = client.stats.snapshot()
@@ -116,7 +124,8 @@ def run_tasks(tasks: list[Task], parallelism: int) -> None:
         raise error
 
 
-def _space_chain(client: ApiClient, live: LiveState, scope: ReadScope, space_id: str, kind: str) -> Task:
+def _space_chain(client: ApiClient, live: LiveState, scope: ReadScope, space_id: str, kind: str,
+                 wanted: Mapping[tuple[str, str], tuple[str, list[Any]]]) -> Task:
     """One space's list of one kind; its result is the per-resource reads of the declared ones in it."""
     def run() -> list[Task]:
         reads: list[Task] = []
@@ -132,7 +141,7 @@ def _space_chain(client: ApiClient, live: LiveState, scope: ReadScope, space_id:
             elif kind == "Dataset":
                 dataset = live.datasets[key] = LiveDataset(dataset=item)
                 if key in declared["datasets"]:
-                    reads.append(_read_examples(client, dataset))
+                    reads.append(_read_examples(client, dataset, wanted.get(key)))
                 if key in declared["retention"]:
                     reads.append(_read_experiments(client, dataset))
             else:
@@ -165,7 +174,8 @@ def minimum_requests(live: LiveState, scope: ReadScope) -> int:
             total += pages(live.prompts[key].version_count or 0)
     for key in _declared(live, scope.datasets):
         if key in live.datasets:
-            total += pages(len(live.datasets[key].examples or []), EXAMPLES_LIMIT)
+            d = live.datasets[key]
+            total += pages(len(d.examples or []) + len(d.matched or {}), EXAMPLES_LIMIT)
     for key in _declared(live, scope.retention):
         if key in live.datasets:
             total += pages(len(live.datasets[key].experiments or []))
@@ -211,11 +221,72 @@ def labels_of(versions: list[dict[str, Any]]) -> dict[str, str]:
     return labels
 
 
-def _read_examples(client: ApiClient, dataset: LiveDataset) -> Callable[[], None]:
+def _read_examples(client: ApiClient, dataset: LiveDataset,
+                   wanted: tuple[str, list[Any]] | None) -> Callable[[], None]:
     def read() -> None:
-        dataset.examples = client.paginate(f"/v2/datasets/{path_segment(str(dataset.dataset['id']))}/examples",
-                                           "examples", limit=EXAMPLES_LIMIT)
+        read_examples(client, dataset, wanted)
     return read
+
+
+def wanted_examples(desired: ManifestSet, live: LiveState) -> dict[tuple[str, str], tuple[str, list[Any]]]:
+    """(key, declared examples) of every keyed dataset the manifests declare, by live key."""
+    out: dict[tuple[str, str], tuple[str, list[Any]]] = {}
+    for r in desired.of_kind("Dataset"):
+        key, examples, sid = r.spec.get("key"), r.spec.get("examples"), live.space_id(str(r.space))
+        if isinstance(key, str) and key and isinstance(examples, list) and sid is not None:
+            out[(sid, r.name)] = (key, examples)
+    return out
+
+
+def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, list[Any]] | None) -> None:
+    """The examples of the dataset's latest version, into ``dataset.examples`` (and
+    ``dataset.matched``, ``dataset.examples_digest``), consumed a page at a time.
+
+    With ``wanted`` (the dataset's key and its declared examples) an example whose key is declared
+    once and whose user fields equal the declared example's is recorded in ``matched`` (key -> id)
+    and not kept; every other one is kept whole, as without ``wanted``. A key met twice live keeps
+    both examples whole (the planner decides which one stays), as does a key declared twice."""
+    index: dict[Any, dict[str, Any]] = {}
+    if wanted is not None:
+        key, declared = wanted
+        keyed = [e for e in declared if isinstance(e, dict) and key in e]
+        index = {e[key]: e for e in keyed}
+        if len(index) != len(keyed):  # a key declared twice: nothing is matched here
+            index = {}
+    else:
+        key = ""
+    kept: list[dict[str, Any]] = []
+    matched: dict[Any, str] = {}
+    kept_keys: set[Any] = set()
+    digest = hashlib.sha256()
+    first = True
+    path = f"/v2/datasets/{path_segment(str(dataset.dataset['id']))}/examples"
+    for page in client.pages(path, "examples", limit=EXAMPLES_LIMIT):
+        for e in page:
+            digest.update((('' if first else '\n') + f"{e.get('id')}|{e.get('updated_at')}").encode())
+            first = False
+            if index and key in e:
+                k = e[key]
+                want = index.get(k)
+                if want is not None and k not in matched and k not in kept_keys and same_example(e, want):
+                    matched[k] = str(e["id"])
+                    continue
+                if k in matched:  # met twice: the first one is kept whole after all
+                    kept.append({"id": matched.pop(k), **index[k]})
+                kept_keys.add(k)
+            kept.append(e)
+    dataset.examples = kept
+    dataset.matched = matched if wanted is not None else None
+    dataset.examples_digest = digest.hexdigest()[:16]
+
+
+SERVER_FIELDS = frozenset({"id", "created_at", "updated_at"})
+
+
+def same_example(live: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    """Whether the live example's user fields equal ``want`` (without building a dict: run for
+    every example of a dataset)."""
+    return len(live) - len(live.keys() & SERVER_FIELDS) == len(want) and want.items() <= live.items()
 
 
 def _read_experiments(client: ApiClient, dataset: LiveDataset) -> Callable[[], None]:

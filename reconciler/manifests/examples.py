@@ -12,6 +12,7 @@ import bisect
 import json
 import math
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from reconciler.manifests.fieldtypes import Ctx, Path
@@ -70,20 +71,52 @@ def read_examples_file(path: str, shown: str, problems: list[Problem]) -> tuple[
     return None
 
 
+#: Lines decoded by one call into the C scanner: large enough to be fast, small enough that a file
+#: of a million examples is never copied whole into one string.
+JSONL_CHUNK = 5000
+
+
 def _jsonl(text: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]]:
-    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    try:  # fast path: the whole file as one array, one call into the C scanner
-        whole = _DECODER.decode("[" + ",".join(line for _, line in numbered) + "]")
-    except ValueError:
-        whole = None  # some line is broken: decode line by line to say which
-    if isinstance(whole, list) and len(whole) == len(numbered):
-        return whole, [n for n, _ in numbered]
     examples: list[Any] = []
     lines: list[int] = []
+    chunk: list[tuple[int, str]] = []
+    for n, line in _numbered_lines(text):
+        if line.strip():
+            chunk.append((n, line))
+            if len(chunk) >= JSONL_CHUNK:
+                _jsonl_chunk(chunk, examples, lines, shown, problems)
+                chunk = []
+    _jsonl_chunk(chunk, examples, lines, shown, problems)
+    return examples, lines
+
+
+def _numbered_lines(text: str, block: int = 1 << 20) -> Iterator[tuple[int, str]]:
+    """``enumerate(text.splitlines(), 1)``, a block of about ``block`` characters at a time: each
+    block ends just after a "\\n", which ends a line whatever splits it, so the lines are the same."""
+    n, start, size = 0, 0, len(text)
+    while start < size:
+        end = text.find("\n", start + block)
+        end = size if end < 0 else end + 1
+        for line in text[start:end].splitlines():
+            n += 1
+            yield n, line
+        start = end
+
+
+def _jsonl_chunk(chunk: list[tuple[int, str]], examples: list[Any], lines: list[int], shown: str,
+                 problems: list[Problem]) -> None:
+    if not chunk:
+        return
+    try:  # fast path: the chunk as one array, one call into the C scanner
+        whole = _DECODER.decode("[" + ",".join(line for _, line in chunk) + "]")
+    except ValueError:
+        whole = None  # some line is broken: decode line by line to say which
+    if isinstance(whole, list) and len(whole) == len(chunk):
+        examples.extend(whole)
+        lines.extend(n for n, _ in chunk)
+        return
     decode = _DECODER.decode
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, line in chunk:
         lines.append(n)
         try:
             examples.append(decode(line))
@@ -93,7 +126,6 @@ def _jsonl(text: str, shown: str, problems: list[Problem]) -> tuple[list[Any], l
         except ValueError as exc:
             problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", str(exc)))
             examples.append(BROKEN)
-    return examples, lines
 
 
 def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]] | None:

@@ -66,8 +66,10 @@ class _Matched:
     removed: list[Change] = field(default_factory=list)
 
 
-def _match(r: DesiredResource, live: list[dict[str, Any]]) -> _Matched:
-    want: list[dict[str, Any]] = list(r.spec["examples"])
+def _match(r: DesiredResource, live: list[dict[str, Any]], matched: dict[Any, str] | None = None) -> _Matched:
+    """``matched``: live examples already found equal to their declared one while reading (key ->
+    id; ``client.live.read_examples``), which ``live`` does not hold."""
+    want: list[dict[str, Any]] = r.spec["examples"]
     key = r.spec.get("key")
     out = _Matched()
     if key:
@@ -75,6 +77,9 @@ def _match(r: DesiredResource, live: list[dict[str, Any]]) -> _Matched:
         keep: set[str] = set()
         for i, e in enumerate(want):
             match = by_key.get(e.get(key))
+            if match is None and matched and (found := matched.get(e.get(key))) is not None:
+                keep.add(found)
+                continue
             if match is None:
                 out.appends.append(e)
                 out.added.append(Change(f"examples[{key}={e.get(key)}]", None, e, _src(r, i)))
@@ -114,7 +119,7 @@ def _src(r: DesiredResource, index: int | None = None) -> str | None:
 
 
 def _plan_examples(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
-    m = _match(r, live.examples or [])
+    m = _match(r, live.examples or [], live.matched)
     updates, appends, deletes = m.updates, m.appends, m.deletes
     if not (updates or appends or deletes):
         return

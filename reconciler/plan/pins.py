@@ -36,7 +36,8 @@ def pin_value(key: list[str], live: LiveState) -> Any:
         if d is None:
             return None
         experiments = sorted(str(e.get("id")) for e in d.experiments or [])
-        return [d.dataset.get("id"), essence("Dataset", d.dataset), _examples_digest(d.examples), experiments]
+        digest = d.examples_digest if d.examples_digest is not None else _examples_digest(d.examples)
+        return [d.dataset.get("id"), essence("Dataset", d.dataset), digest, experiments]
     if kind == "Evaluator":
         e = live.evaluators.get((space_id, name))
         return None if e is None else [e.evaluator.get("id"), essence("Evaluator", e.evaluator),
@@ -46,7 +47,8 @@ def pin_value(key: list[str], live: LiveState) -> Any:
 
 def _examples_digest(examples: list[dict[str, Any]] | None) -> str | None:
     """Examples change their ``updated_at`` when they change: ids and stamps identify the set,
-    and hashing them is far cheaper than hashing every example's fields."""
+    and hashing them is far cheaper than hashing every example's fields. (``read_examples``
+    computes the same digest as the pages arrive: ``LiveDataset.examples_digest``.)"""
     if examples is None:
         return None
     joined = "\n".join(f"{e.get('id')}|{e.get('updated_at')}" for e in examples)

@@ -14,7 +14,10 @@ from reconciler.client.http import ApiClient, build_http_client, open_client
 from reconciler.client.live import minimum_requests, read_live
 from reconciler.client.settings import Endpoint
 from reconciler.emulator.core import Emulator
-from reconciler.model import LiveState, ReadScope
+from reconciler.model import DesiredResource, LiveState, ManifestSet, ReadScope
+from reconciler.plan.model import PlanOptions
+from reconciler.plan.pins import _examples_digest
+from reconciler.plan.planner import make_plan
 
 ADMIN = "admin-key"
 LLM_COUNT = 101  # two pages of integrations at limit 100
@@ -241,3 +244,41 @@ def test_the_in_process_emulator_injects_faults_as_dropped_connections(
         live = read_live(client, SCOPE)
     assert_known_state(live, account[1])
     assert live.retries > 0
+
+
+def golden_manifest(examples: list[dict[str, Any]], key: str | None = "ticket_id") -> ManifestSet:
+    spec: dict[str, Any] = {"examples": examples, **({"key": key} if key else {})}
+    return ManifestSet((DesiredResource("Dataset", "golden", spec, space="research"),))
+
+
+def test_read_against_the_manifest_keeps_only_the_examples_that_differ(
+        inprocess: ApiClient, account: tuple[Path, dict[str, Any]]) -> None:
+    declared = [{"ticket_id": i, "q": f"q{i}"} for i in range(EXAMPLE_COUNT)]
+    declared[5] = {"ticket_id": 5, "q": "changed"}
+    del declared[7]  # live-only: kept whole (it will be deleted)
+    declared.append({"ticket_id": 99999, "q": "new"})  # declared only: nothing live to keep
+    full = read_live(inprocess, SCOPE)
+    streamed = read_live(inprocess, SCOPE, golden_manifest(declared))
+    sid = account[1]["space_id"]
+    whole, lean = full.datasets[(sid, "golden")], streamed.datasets[(sid, "golden")]
+    assert [e["ticket_id"] for e in lean.examples or []] == [5, 7]
+    assert lean.matched is not None and len(lean.matched) == EXAMPLE_COUNT - 2
+    assert lean.matched[0] == (whole.examples or [])[0]["id"]
+    assert whole.matched is None
+    # the plan pins the same digest whichever way the examples were read, and makes the same plan
+    assert lean.examples_digest == whole.examples_digest == _examples_digest(whole.examples)
+    assert minimum_requests(streamed, SCOPE) == minimum_requests(full, SCOPE)
+    manifests = golden_manifest(declared)
+    plans = [make_plan(manifests, live, PlanOptions(version_name="v")) for live in (full, streamed)]
+    assert [op.to_json() for op in plans[0].operations] == [op.to_json() for op in plans[1].operations]
+    assert plans[0].fingerprints == plans[1].fingerprints
+
+
+def test_a_dataset_without_a_key_or_with_a_key_declared_twice_is_read_whole(
+        inprocess: ApiClient, account: tuple[Path, dict[str, Any]]) -> None:
+    sid = account[1]["space_id"]
+    declared = [{"ticket_id": i, "q": f"q{i}"} for i in range(EXAMPLE_COUNT)]
+    unkeyed = read_live(inprocess, SCOPE, golden_manifest(declared, key=None)).datasets[(sid, "golden")]
+    assert len(unkeyed.examples or []) == EXAMPLE_COUNT and unkeyed.matched is None
+    twice = read_live(inprocess, SCOPE, golden_manifest([*declared, declared[0]])).datasets[(sid, "golden")]
+    assert len(twice.examples or []) == EXAMPLE_COUNT and twice.matched == {}
