@@ -94,6 +94,8 @@ def run(n: int, work: Path, log: Any = print) -> dict[str, Any]:
     base = write_manifests(work / "base", n, changed=False)
     changed = write_manifests(work / "changed", n, changed=True)
     empty, synced, db = work / "empty.db", work / "synced.db", work / "run.db"
+    for stale in work.glob("*.db*"):  # a kept --workdir starts from nothing again
+        stale.unlink()
     with emulator(empty) as served, admin_client(served.url) as api:
         json_of(api.post("/v2/spaces", json={"name": SPACE}))
     bound = bounds(n)

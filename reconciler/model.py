@@ -184,8 +184,8 @@ class LiveDataset:
     dataset: dict[str, Any]  # list item: id, name, space_id, ...
     examples: list[dict[str, Any]] | None = None  # latest version, API shape (id, created_at, ... + user fields)
     # Read against the manifest (``client.live.read_examples``): the examples equal to their
-    # declared one (same key, same user fields) are not in ``examples``, only here: key -> live id.
-    matched: dict[Any, str] | None = None
+    # declared one (same key, same user fields) are not in ``examples``; their keys are here.
+    matched: set[Any] | None = None
     examples_digest: str | None = None  # of every example's id and updated_at, in order (plan pins)
     experiments: list[dict[str, Any]] | None = None  # only when retention is declared
 

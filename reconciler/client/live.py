@@ -243,9 +243,11 @@ def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, li
     ``dataset.matched``, ``dataset.examples_digest``), consumed a page at a time.
 
     With ``wanted`` (the dataset's key and its declared examples) an example whose key is declared
-    once and whose user fields equal the declared example's is recorded in ``matched`` (key -> id)
-    and not kept; every other one is kept whole, as without ``wanted``. A key met twice live keeps
-    both examples whole (the planner decides which one stays), as does a key declared twice."""
+    once and whose user fields equal the declared example's is recorded in ``matched`` (its key,
+    the declared example's own key object: nothing of it is kept) and not kept; every other one is
+    kept whole, as without ``wanted``. A key declared twice matches nothing; a key met twice live
+    (the planner decides which of the two stays) makes the read start again without ``wanted``:
+    a rare case that costs a second pass, never a wrong plan."""
     index: dict[Any, dict[str, Any]] = {}
     if wanted is not None:
         key, declared = wanted
@@ -256,7 +258,7 @@ def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, li
     else:
         key = ""
     kept: list[dict[str, Any]] = []
-    matched: dict[Any, str] = {}
+    matched: set[Any] = set()
     kept_keys: set[Any] = set()
     digest = hashlib.sha256()
     first = True
@@ -268,11 +270,12 @@ def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, li
             if index and key in e:
                 k = e[key]
                 want = index.get(k)
-                if want is not None and k not in matched and k not in kept_keys and same_example(e, want):
-                    matched[k] = str(e["id"])
+                if k in matched or k in kept_keys:  # met twice live: read it all again, whole
+                    read_examples(client, dataset, None)
+                    return
+                if want is not None and same_example(e, want):
+                    matched.add(want[key])
                     continue
-                if k in matched:  # met twice: the first one is kept whole after all
-                    kept.append({"id": matched.pop(k), **index[k]})
                 kept_keys.add(k)
             kept.append(e)
     dataset.examples = kept

@@ -12,11 +12,12 @@ import bisect
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from reconciler.manifests import yamlload
 from reconciler.manifests.fieldtypes import Ctx, Path
-from reconciler.manifests.yamlload import Problem, read_file
+from reconciler.manifests.yamlload import Problem, _too_big, read_file
 from reconciler.model import Source
 
 READ_ONLY_EXAMPLE_FIELDS = ("id", "created_at", "updated_at")
@@ -58,12 +59,14 @@ _WS = " \t\r\n"
 
 def read_examples_file(path: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]] | None:
     """The examples of a file and the 1-based line each starts on (None when unreadable)."""
-    text = read_file(path, shown, problems)
-    if text is None:
-        return None
     ext = os.path.splitext(path)[1].lower()
     if ext in (".jsonl", ".ndjson"):
-        return _jsonl(text, shown, problems)
+        unreadable: list[bool] = []
+        found = _jsonl_lines(_file_lines(path, shown, problems, unreadable), shown, problems)
+        return None if unreadable else found
+    text = read_file(path, shown, problems, yamlload.MAX_EXAMPLES_FILE_BYTES)
+    if text is None:
+        return None
     if ext == ".json":
         return _json_array(text, shown, problems)
     problems.append(Problem(shown, 1, 1, "examples_file",
@@ -77,10 +80,67 @@ JSONL_CHUNK = 5000
 
 
 def _jsonl(text: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]]:
+    return _jsonl_lines(_numbered_lines(text), shown, problems)
+
+
+#: Bytes read from an examples file at a time.
+READ_BLOCK = 1 << 20
+_BOM = b"\xef\xbb\xbf"
+
+
+def _file_lines(path: str, shown: str, problems: list[Problem], unreadable: list[bool]) -> Iterator[tuple[int, str]]:
+    """``enumerate(text.splitlines(), 1)`` of the file's text without its empty lines, read a block
+    at a time (the file is never one string in memory, nor its bytes). When it cannot be read, the
+    problem ``read_file`` would report (too big, unreadable, not UTF-8 at a byte offset) is added,
+    ``unreadable`` is marked and the lines stop."""
+    n = newlines = offset = 0
+    rest = b""
+    try:
+        size = os.stat(path).st_size
+        if size > yamlload.MAX_EXAMPLES_FILE_BYTES:
+            problems.append(Problem(shown, 1, 1, "file", _too_big(size, yamlload.MAX_EXAMPLES_FILE_BYTES)))
+            unreadable.append(True)
+            return
+        with open(path, "rb") as fh:
+            while True:
+                data = fh.read(READ_BLOCK)
+                buf = rest + data
+                cut = buf.rfind(b"\n") + 1 if data else len(buf)  # blocks end just after a newline
+                if data and cut == 0:
+                    rest = buf
+                    continue
+                block, rest = buf[:cut], buf[cut:]
+                skip = len(_BOM) if offset == 0 and block.startswith(_BOM) else 0
+                try:
+                    text = block[skip:].decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    at = skip + exc.start
+                    line = newlines + block.count(b"\n", 0, at) + 1
+                    column = at - (block.rfind(b"\n", 0, at) + 1) + 1
+                    problems.append(Problem(shown, line, column, "file",
+                                            f"not valid UTF-8 at byte offset {offset + at} (byte 0x{block[at]:02x}); "
+                                            "save the file as UTF-8"))
+                    unreadable.append(True)
+                    return
+                for line_text in text.splitlines():
+                    n += 1
+                    if line_text.strip():
+                        yield n, line_text
+                newlines += block.count(b"\n")
+                offset += len(block)
+                if not data:
+                    return
+    except OSError as exc:
+        problems.append(Problem(shown, 1, 1, "file", f"cannot read: {exc.strerror or exc}"))
+        unreadable.append(True)
+
+
+def _jsonl_lines(numbered: Iterable[tuple[int, str]], shown: str,
+                 problems: list[Problem]) -> tuple[list[Any], list[int]]:
     examples: list[Any] = []
     lines: list[int] = []
     chunk: list[tuple[int, str]] = []
-    for n, line in _numbered_lines(text):
+    for n, line in numbered:
         if line.strip():
             chunk.append((n, line))
             if len(chunk) >= JSONL_CHUNK:

@@ -33,8 +33,10 @@ try:  # libyaml is there in every supported install; the pure-Python parser is a
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-#: Per-file size cap (manifests and examples files): a bigger file is refused before parsing.
+#: Per-file size cap of a manifest: a bigger file is refused before parsing.
 MAX_FILE_BYTES = 50 * 1024 * 1024
+#: Per-file size cap of an examples file (a million examples of 200 bytes is 200 MB).
+MAX_EXAMPLES_FILE_BYTES = 1024 * 1024 * 1024
 #: Nesting cap (mappings and sequences), deep enough for any real JSON Schema.
 MAX_DEPTH = 100
 
@@ -99,10 +101,11 @@ class _AbortFile(Exception):
     parser walk the whole nest, whose cost grows with the square of its depth): stop here."""
 
 
-def read_text(raw: bytes, file: str, problems: list[Problem]) -> str | None:
+def read_text(raw: bytes, file: str, problems: list[Problem], limit: int | None = None) -> str | None:
     """Decode UTF-8 (a BOM is tolerated) or report where the first bad byte is."""
-    if len(raw) > MAX_FILE_BYTES:
-        problems.append(Problem(file, 1, 1, "file", _too_big(len(raw))))
+    limit = MAX_FILE_BYTES if limit is None else limit
+    if len(raw) > limit:
+        problems.append(Problem(file, 1, 1, "file", _too_big(len(raw), limit)))
         return None
     try:
         return raw.decode("utf-8-sig")
@@ -116,25 +119,26 @@ def read_text(raw: bytes, file: str, problems: list[Problem]) -> str | None:
         return None
 
 
-def read_file(path: str, file: str, problems: list[Problem]) -> str | None:
-    """Read a file with the size cap checked before reading it whole."""
+def read_file(path: str, file: str, problems: list[Problem], limit: int | None = None) -> str | None:
+    """Read a file with the size cap (``MAX_FILE_BYTES`` unless given) checked before reading it whole."""
     import os
 
+    limit = MAX_FILE_BYTES if limit is None else limit
     try:
         size = os.stat(path).st_size
-        if size > MAX_FILE_BYTES:
-            problems.append(Problem(file, 1, 1, "file", _too_big(size)))
+        if size > limit:
+            problems.append(Problem(file, 1, 1, "file", _too_big(size, limit)))
             return None
         with open(path, "rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)
+            raw = fh.read(limit + 1)
     except OSError as exc:
         problems.append(Problem(file, 1, 1, "file", f"cannot read: {exc.strerror or exc}"))
         return None
-    return read_text(raw, file, problems)
+    return read_text(raw, file, problems, limit)
 
 
-def _too_big(size: int) -> str:
-    return f"file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit per file; split it"
+def _too_big(size: int, limit: int) -> str:
+    return f"file is {size:,} bytes, over the {limit:,}-byte limit per file; split it"
 
 
 def parse_documents(text: str, file: str, problems: list[Problem]) -> list[YamlDocument]:

@@ -66,9 +66,9 @@ class _Matched:
     removed: list[Change] = field(default_factory=list)
 
 
-def _match(r: DesiredResource, live: list[dict[str, Any]], matched: dict[Any, str] | None = None) -> _Matched:
-    """``matched``: live examples already found equal to their declared one while reading (key ->
-    id; ``client.live.read_examples``), which ``live`` does not hold."""
+def _match(r: DesiredResource, live: list[dict[str, Any]], matched: set[Any] | None = None) -> _Matched:
+    """``matched``: the keys of live examples already found equal to their declared one while
+    reading (``client.live.read_examples``), which ``live`` does not hold: nothing to do for them."""
     want: list[dict[str, Any]] = r.spec["examples"]
     key = r.spec.get("key")
     out = _Matched()
@@ -77,8 +77,7 @@ def _match(r: DesiredResource, live: list[dict[str, Any]], matched: dict[Any, st
         keep: set[str] = set()
         for i, e in enumerate(want):
             match = by_key.get(e.get(key))
-            if match is None and matched and (found := matched.get(e.get(key))) is not None:
-                keep.add(found)
+            if match is None and matched and e.get(key) in matched:
                 continue
             if match is None:
                 out.appends.append(e)

@@ -4,14 +4,15 @@ message: the chunked reader must give exactly what decoding the whole file at on
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconciler.manifests import examples
-from reconciler.manifests.examples import BROKEN, _jsonl, _numbered_lines
-from reconciler.manifests.yamlload import Problem
+from reconciler.manifests import examples, yamlload
+from reconciler.manifests.examples import BROKEN, _jsonl, _numbered_lines, read_examples_file
+from reconciler.manifests.yamlload import Problem, read_text
 
 
 @given(st.text(alphabet="ab \n\r\u2028\x0c", max_size=60), st.integers(min_value=1, max_value=8))
@@ -28,3 +29,29 @@ def test_a_broken_line_past_the_first_chunk_is_reported_at_its_own_line(monkeypa
     assert len(got) == 10 and got[7] is BROKEN and got[8] == {"k": 8}
     assert lines == list(range(2, 12))
     assert [(p.line, p.path) for p in problems] == [(9, "examples[7]")]
+
+
+def test_a_jsonl_file_read_in_blocks_reports_what_reading_it_whole_reports(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(examples, "READ_BLOCK", 5)
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(b"\xef\xbb\xbf" + b'{"k": 1}\r\n\n{"k": "\xc3\xa9"}\n{"k": 3}')  # BOM, CRLF, no final newline
+    problems: list[Problem] = []
+    assert read_examples_file(str(good), "good.jsonl", problems) == ([{"k": 1}, {"k": "é"}, {"k": 3}], [1, 3, 4])
+    assert problems == []
+    bad = tmp_path / "bad.jsonl"
+    raw = b'{"k": 1}\n{"k": 2}\n{"k": "d\xe9j\xe0"}\n'
+    bad.write_bytes(raw)
+    whole: list[Problem] = []
+    read_text(raw, "bad.jsonl", whole)
+    assert read_examples_file(str(bad), "bad.jsonl", problems) is None
+    assert problems == whole and whole[0].line == 3
+
+
+def test_an_examples_file_has_its_own_size_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yamlload, "MAX_EXAMPLES_FILE_BYTES", 10)
+    f = tmp_path / "big.jsonl"
+    f.write_text('{"k": 1}\n{"k": 2}\n', encoding="utf-8")
+    problems: list[Problem] = []
+    assert read_examples_file(str(f), "big.jsonl", problems) is None
+    assert [p.message for p in problems] == ["file is 18 bytes, over the 10-byte limit per file; split it"]
