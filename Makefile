@@ -32,9 +32,12 @@ demo: install
 	$(DEMO_ENV) $(VENV)/bin/reconciler plan manifests --emulator .demo/state.db --detailed-exitcode
 	@echo "Converged: the second plan is empty."
 
+# Long (about half an hour on a shared 2-core machine): three scales, then a million examples.
 bench: install
-	$(PY) -m benchmarks.run --scale small
-	$(PY) -m benchmarks.run --scale large
+	$(PY) -m benchmarks.run --scale 0.1 --no-rate-limit --profile
+	$(PY) -m benchmarks.run --scale 0.3 --no-rate-limit
+	$(PY) -m benchmarks.run --scale 1.0 --profile
+	$(PY) -m benchmarks.big
 
 soak: install
 	$(PY) -m tests.soak

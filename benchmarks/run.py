@@ -1,22 +1,19 @@
-"""``python -m benchmarks.run --scale small|large``: the cost of plan and apply on a large account.
+"""``python -m benchmarks.run --scale 0.1|0.3|1.0``: the cost of plan and apply on a large account.
 
 It builds an account (``benchmarks.account``) in a fresh emulator served by its own process over a
-real socket (``benchmarks.server``), then measures four scenarios, each for the reconciler and for
-the naive baseline (``benchmarks.naive``) on the same account (the emulator's SQLite file is
-restored from a snapshot before every run):
-
-1. ``plan_in_sync``: plan when everything is in sync.
-2. ``plan_apply_5pct``: plan and apply after 5% of the resources changed (and re-read to confirm).
-3. ``apply_from_empty``: apply the manifests to an account that has only its spaces.
-4. ``plan_latency_20ms``: plan with the emulator's ``--faults latency_ms=20``.
-
-plus ``apply_5pct_rate_limit_50``: scenario 2 under ``--rate-limit 50``, for the rate it reaches.
+real socket (``benchmarks.server``), then measures the scenarios of ``docs/performance.md``, each
+for the reconciler (and the naive baseline, ``benchmarks.naive``, where it is compared) on the same
+account (the emulator's SQLite file is restored from a snapshot before every run): plan in sync,
+plan and apply after a 5% change, apply from empty; the three again at ``--faults latency_ms=20``;
+the 5% change under ``--rate-limit 50`` (unless ``--no-rate-limit``); with ``--profile``,
+pyinstrument profiles of plan in sync and apply from empty. Beside them, measured in the same run:
+the bare loop and the parse floor (``floor_figures``) and each latency run's floor (``latency``).
 
 Each measured run is a child process (``benchmarks.worker``) so its CPU time and peak RSS are its
 own. Requests are counted by the emulator (``GET /_emulator/stats``, reset before each run); the
 lower bound comes from the account's shape (``benchmarks.bounds``, counted from the SQLite file by
 ``benchmarks.census``). It prints a table, then one JSON line per scenario, and rewrites
-``docs/performance.md`` with this scale's figures (the other scale's are kept).
+``docs/performance.md`` with this scale's figures (the other scales' are kept) and the plot.
 """
 
 from __future__ import annotations
@@ -263,7 +260,7 @@ def rate_figures(result: dict[str, Any], rate: float) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
-    parser.add_argument("--scale", default="small", help="small, large, or a factor (1.0 = large)")
+    parser.add_argument("--scale", default="0.1", help="a factor (1.0 = large), or small (0.1) or large (1.0)")
     parser.add_argument("--examples", type=int, default=500, help="examples per dataset")
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/performance.md")
     parser.add_argument("--no-rate-limit", action="store_true", help="skip the --rate-limit 50 run")

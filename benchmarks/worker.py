@@ -4,12 +4,13 @@ CPU time and peak RSS are its own: ``python -m benchmarks.worker JOB_JSON``; pri
 The reconciler runs in-process through the library (``workflow.load``, ``plan_against``,
 ``run_apply``, ``confirm_converged``) against the emulator over a real socket.
 
-``planner_cpu_s`` is the process's CPU time (every thread: ``time.process_time``) minus the CPU
-time the threads spent inside the HTTP transport (``time.thread_time`` around sending the request
-and receiving the whole body: connection handling, socket I/O, HTTP parsing). What remains is the
-reconciler's own work: loading manifests, building requests, decoding JSON, reading, planning,
-applying. Wall time covers the whole job, manifest loading included, as a user's command does;
-interpreter start-up and imports are not measured (they happen before the clock starts).
+``cpu_s`` is the process's CPU time (every thread: ``time.process_time``), split by phase in
+``phase_cpu``. Only in the run that measures the parse floor (``floor``) is the transport timed
+(``http_cpu_s``: ``time.thread_time`` around sending each request and receiving its body), since
+timing every exchange costs CPU of its own. Wall time covers the whole job, manifest loading
+included, as a user's command does; interpreter start-up and imports are not measured (they happen
+before the clock starts). ``bare_loop`` is the CPU floor of sending requests; ``profiled`` runs a
+job under pyinstrument.
 """
 
 from __future__ import annotations
@@ -40,14 +41,17 @@ class TimedTransport(httpx.BaseTransport):
     """Adds up the thread CPU time spent in the wrapped transport, body included (and keeps the
     bodies when asked, for ``parse_floor``)."""
 
-    def __init__(self, inner: httpx.BaseTransport, keep_bodies: bool = False) -> None:
+    def __init__(self, inner: httpx.BaseTransport, keep_bodies: bool = False, timed: bool = True) -> None:
         self.inner = inner
+        self.timed = timed
         self.cpu_s = 0.0
         self._lock = threading.Lock()
         self.bodies: list[bytes] | None = [] if keep_bodies else None
         self.urls: list[str] = []  # the GETs sent, when bodies are kept (for ``bare_loop``)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if not self.timed:
+            return self.inner.handle_request(request)
         start = time.thread_time()
         try:
             response = self.inner.handle_request(request)
@@ -86,8 +90,10 @@ class Job:
 
 
 def _client(job: Job, parallelism: int) -> tuple[ApiClient, TimedTransport]:
+    """The client of a run. Its transport is timed (``http_cpu_s``) only in the floor's own run:
+    timing every exchange costs CPU of its own, which the measured runs must not carry."""
     limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
-    transport = TimedTransport(httpx.HTTPTransport(limits=limits), keep_bodies=job.floor)
+    transport = TimedTransport(httpx.HTTPTransport(limits=limits), keep_bodies=job.floor, timed=job.floor)
     http = build_http_client(job.url, job.api_key, parallelism=parallelism, transport=transport)
     return ApiClient(http, parallelism=parallelism), transport
 
@@ -168,7 +174,7 @@ def run(job: Job) -> dict[str, Any]:
     wall = time.perf_counter() - wall0
     cpu = time.process_time() - cpu0
     out.update(
-        wall_s=round(wall, 3), cpu_s=round(cpu, 3), http_cpu_s=round(transport.cpu_s, 3),
+        wall_s=round(wall, 3), cpu_s=round(cpu, 3), http_cpu_s=round(transport.cpu_s, 3) if transport.timed else None,
         planner_cpu_s=round(max(0.0, cpu - transport.cpu_s), 3),
         peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         phases=phases, phase_cpu=phase_cpu, client=_delta(stats, StatsSnapshot({}, 0, 0, 0, 0.0)),

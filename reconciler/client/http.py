@@ -200,6 +200,9 @@ class ApiClient:
         self._resume_at = float("-inf")
         self._secrets = _secrets_of(http)
         self.pacer = Pacer(clock=clock, sleep=self._paced_sleep, on_event=self._event)
+        # what the httpx client already sends on every request need not be given again per request
+        self._per_request_headers = http.headers.get("user-agent") != USER_AGENT
+        self._per_request_timeout = http.timeout != timeout
 
     def __repr__(self) -> str:
         return f"ApiClient(base_url={str(self.http.base_url)!r}, read_only={self.read_only})"
@@ -386,13 +389,17 @@ class ApiClient:
     ) -> httpx.Response | _Failure:
         """One request on the wire; httpx exceptions become a ``_Failure`` (retryable) or a
         ``TransportError`` (not retryable) here and nowhere else."""
-        kwargs: dict[str, Any] = {"headers": {"User-Agent": USER_AGENT}, "timeout": self.timeout}
+        kwargs: dict[str, Any] = {}
+        if self._per_request_headers:
+            kwargs["headers"] = {"User-Agent": USER_AGENT}
+        if self._per_request_timeout:
+            kwargs["timeout"] = self.timeout
         if params:
             kwargs["params"] = {k: v for k, v in params.items() if v is not None}
         if body is not None:
             if _streamed(body):
                 kwargs["content"] = _json_chunks(body)
-                kwargs["headers"]["Content-Type"] = "application/json"
+                kwargs["headers"] = {**kwargs.get("headers", {}), "Content-Type": "application/json"}
             else:
                 kwargs["json"] = body
         self.stats.count_attempt()

@@ -18,7 +18,8 @@ from benchmarks.census import Census
 from benchmarks.run import main
 from reconciler.model import DesiredResource, ManifestSet
 
-SCENARIOS = ["plan_in_sync", "plan_apply_5pct", "apply_from_empty", "plan_latency_20ms", "apply_5pct_rate_limit_50"]
+SCENARIOS = ["plan_in_sync", "plan_apply_5pct", "apply_from_empty", "plan_latency_20ms",
+             "plan_apply_5pct_latency_20ms", "apply_from_empty_latency_20ms", "apply_5pct_rate_limit_50"]
 
 
 @pytest.fixture(scope="module")
@@ -50,23 +51,34 @@ def test_a_plan_in_sync_only_reads_and_meets_the_bound(run_output: list[dict[str
     assert row["ratio"] == 1.0
 
 
-def test_the_parse_floor_of_a_plan_in_sync_parses_every_input_and_no_more(run_output: list[dict[str, Any]]) -> None:
+def test_the_cpu_floor_of_a_plan_in_sync_sends_the_same_gets_and_parses_every_input(
+        run_output: list[dict[str, Any]]) -> None:
     row = run_output[0]
     floor = row["floor"]
-    assert floor["responses"] == row["requests"]["GET"]  # its own run of the same plan: the same reads
+    assert floor["responses"] == floor["bare_requests"] == row["requests"]["GET"]  # the same reads
     assert floor["manifest_files"] >= 5 and floor["examples_files"] >= 1
-    assert floor["total_s"] == pytest.approx(floor["yaml_events_s"] + floor["examples_json_s"]
-                                             + floor["responses_json_s"], abs=0.002)
-    assert floor["share_of_our_wall"] == round(floor["total_s"] / row["wall_s"], 3)
-    assert floor["only_parsing_wall_s"] == pytest.approx(row["wall_s"] - row["planner_cpu_s"] + floor["total_s"],
-                                                         abs=0.002)
+    assert floor["parse_s"] == pytest.approx(floor["yaml_events_s"] + floor["examples_json_s"], abs=0.002)
+    assert floor["cpu_floor_s"] == pytest.approx(floor["bare_cpu_s"] + floor["parse_s"], abs=0.002)
     assert "floor" not in run_output[1]
+
+
+def test_every_latency_row_sets_its_wall_beside_the_largest_of_the_three_floors(
+        run_output: list[dict[str, Any]]) -> None:
+    rows = [r for r in run_output if r["scenario"].endswith("latency_20ms")]
+    assert len(rows) == 3
+    for row in rows:
+        lf = row["latency_floor"]
+        assert lf["floor_s"] == max(lf["cpu_floor_s"], lf["chain_s"], lf["spread_s"])
+        assert lf["chain_s"] == pytest.approx(lf["chain"] * 0.02)
+        assert lf["spread_s"] == pytest.approx(sum(row["requests"].values()) * 0.02 / 10, abs=0.002)
+        assert lf["wall_over_floor"] == pytest.approx(row["wall_s"] / lf["floor_s"], abs=0.002)
 
 
 def test_the_naive_baseline_runs_beside_every_scenario_but_the_rate_limited_one(
         run_output: list[dict[str, Any]]) -> None:
     assert all("naive" in row for row in run_output[:4])
-    assert "rate_fraction" in run_output[4]
+    assert all("naive" not in row for row in run_output[4:])
+    assert "rate_fraction" in run_output[6]
 
 
 def test_the_lower_bound_of_a_read_counts_list_pages_and_per_resource_reads() -> None:
@@ -98,12 +110,44 @@ def test_the_document_keeps_the_other_scale_when_one_is_rewritten(tmp_path: Path
         row = {"scenario": "plan_in_sync", "wall_s": 1.0, "requests": {"GET": 10}, "lower_bound": 10, "ratio": 1.0,
                "planner_cpu_s": 0.05, "peak_rss_mb": 50.0, "phases": {},
                "bound": {"list_pages": 5, "per_resource_reads": 5, "writes": 0, "reread": 0, "total": 10}}
-        return {"scale": scale, "account": AccountSpec.at(0.1).as_json(), "change": 1, "cpus": 2, "date": "d",
-                "rows": [row], "targets": report.targets([row])}
+        return {"scale": scale, "factor": float(scale), "account": AccountSpec.at(0.1).as_json(), "change": 1,
+                "cpus": 2, "date": "d", "rows": [row], "targets": report.targets([row])}
 
     doc = tmp_path / "performance.md"
-    report.write_doc(doc, "small", result("small"))
-    report.write_doc(doc, "large", result("large"))
+    report.write_doc(doc, "0.1", result("0.1"))
+    assert not (tmp_path / "performance.png").exists()  # one scale: nothing to plot yet
+    report.write_doc(doc, "1.0", result("1.0"))
     text = doc.read_text()
-    assert "## Scale small" in text and "## Scale large" in text
+    assert "## Scale 0.1" in text and "## Scale 1.0" in text and "## Growth" in text
+    assert (tmp_path / "performance.png").exists()
     assert "How the lower bound is computed" in text
+
+
+def test_the_growth_targets_and_the_plot_come_from_two_scales(tmp_path: Path) -> None:
+    def result(factor: float, wall: float) -> dict[str, Any]:
+        row = {"scenario": "plan_in_sync", "wall_s": wall, "requests": {"GET": int(100 * factor)}, "lower_bound": 10,
+               "ratio": 1.0, "planner_cpu_s": 0.05, "cpu_s": 0.1, "peak_rss_mb": 50.0, "phases": {},
+               "bound": {"list_pages": 5, "per_resource_reads": 5, "writes": 0, "reread": 0, "total": 10},
+               "naive": {"wall_s": wall * 2, "requests": {"GET": int(100 * factor)}}, "naive_wall_over_ours": 2.0}
+        return {"scale": str(factor), "factor": factor, "resources": int(5000 * factor),
+                "account": AccountSpec.at(factor).as_json(), "change": 1, "cpus": 2, "date": "d", "rows": [row],
+                "targets": report.targets([row])}
+
+    results = {"0.1": result(0.1, 1.0), "1.0": result(1.0, 13.0)}
+    assert report.growth(results) == [{"target": "plan_in_sync: wall(1.0) / wall(0.1) <= 12",
+                                       "figure": "13.00 s / 1.00 s = 13.0", "met": False}]
+    assert report.plot(results, tmp_path / "p.png")
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not report.plot({"0.1": results["0.1"]}, tmp_path / "q.png")
+
+
+def test_big_dataset_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
+    from benchmarks import big
+
+    result = big.run(60, tmp_path, log=lambda line: None)
+    steps = {s["step"]: s for s in result["steps"]}
+    assert set(steps) == {"create", "plan_in_sync", "change_1pct"}
+    assert set(steps["plan_in_sync"]["requests"]) == {"GET"}
+    assert steps["change_1pct"]["converged"] is True and steps["change_1pct"]["failed"] == 0
+    assert all(s["ratio"] == round(sum(s["requests"].values()) / s["lower_bound"], 4) for s in steps.values())
+    assert "big_dataset" in big.table(result)
