@@ -180,9 +180,11 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
             if current_d is None:
                 return
             dataset_id = current_d.dataset["id"]
-            updated = LiveDataset(dataset=current_d.dataset, examples=current_d.examples,
-                                  experiments=current_d.experiments, matched=current_d.matched,
-                                  examples_digest=current_d.examples_digest)
+            dataset = current_d.dataset
+            if any(op.note == "rename" for op in ops):
+                dataset = {k: v for k, v in client.get(f"/v2/datasets/{dataset_id}").items() if k != "versions"}
+            updated = LiveDataset(dataset=dataset, examples=current_d.examples, experiments=current_d.experiments,
+                                  matched=current_d.matched, examples_digest=current_d.examples_digest)
             if any(op.kind != "Experiment" for op in ops):  # examples were written (or created)
                 read_examples(client, updated, wanted.get((key[1], key[2])))
             if any(op.kind == "Experiment" for op in ops):

@@ -9,9 +9,10 @@ from typing import Any
 from reconciler.manifests.fieldtypes import Ctx, a_kind_of
 from reconciler.manifests.schema import DOCUMENT
 from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
-from reconciler.model import KINDS, SPACED_KINDS, DesiredResource, ManifestSet, Source
+from reconciler.model import KINDS, SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
 
 _HEAD = ("kind", "name", "space")
+_LIFECYCLE = ("aliases", "protect")  # kept as DesiredResource fields, never sent
 _INTEGRATION_REF = "template_config.llm_config.integration"
 
 
@@ -87,16 +88,20 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
                                 f"a manifest document must be a mapping with kind and name, got {a_kind_of(value)}"))
         return None
     ctx = Ctx(doc.file, doc.marks, problems, base_dir, document_label(value) or doc.label(), doc.refused)
+    ctx.extra_sources.update(doc.extra_sources)
     out = DOCUMENT.check(value, (), ctx)
     kind, name, space = (out.get(k) for k in _HEAD)
-    if kind not in KINDS or not isinstance(name, str):
+    if (kind not in KINDS and kind != "Ownership") or not isinstance(name, str):
         return None
+    aliases = out.get("aliases")
     return DesiredResource(
         kind=kind,
         name=name,
         space=space if isinstance(space, str) else None,
-        spec={k: v for k, v in out.items() if k not in _HEAD},
+        spec={k: v for k, v in out.items() if k not in _HEAD and k not in _LIFECYCLE},
         sources=_Sources(doc.file, doc.marks, ctx.extra_sources, ctx.example_lines),
+        aliases=tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else (),
+        protect=out.get("protect") is True,
     )
 
 
@@ -127,6 +132,7 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
                                     f"an integration named '{r.name}' is also declared as {other.spec.get('type')} at "
                                     f"{there.file}:{there.line}:{there.column}; the API allows one name per type, "
                                     "but plans address integrations by name: rename one"))
+    problems.extend(_alias_problems(resources))
     integrations = {(r.spec.get("type"), r.name) for r in resources if r.kind == "Integration"}
     for r in resources:
         name = _integration_ref(r)
@@ -135,6 +141,73 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
             problems.append(Problem(at.file, at.line, at.column, _INTEGRATION_REF,
                                     f"'{name}' is an AGENT integration; an evaluator needs an LLM integration"))
     return problems
+
+
+def _alias_problems(resources: list[DesiredResource]) -> list[Problem]:
+    """An alias may not be a name declared in the same namespace (that resource exists), nor
+    claimed by two documents (which one would the live resource become?)."""
+    problems: list[Problem] = []
+    names = {r.identity for r in resources}
+    claimed: dict[tuple[str, ...], DesiredResource] = {}
+    for r in resources:
+        for i, alias in enumerate(r.aliases):
+            key = (*r.identity[:-1], alias)
+            at = _where(r, f"aliases.{i}")
+            if key in names:
+                problems.append(Problem(at.file, at.line, at.column, f"aliases[{i}]",
+                                        f"'{alias}' is declared as a resource of its own here; an alias names a "
+                                        "former name, one no document declares"))
+            other = claimed.setdefault(key, r)
+            if other is not r:
+                there = _where(other)
+                problems.append(Problem(at.file, at.line, at.column, f"aliases[{i}]",
+                                        f"'{alias}' is an alias of {other.address} too ({there.file}:{there.line}); "
+                                        "a former name can become one resource only"))
+    return problems
+
+
+def ownership_of(resources: list[DesiredResource], problems: list[Problem]) -> Ownership | None:
+    """The tree's Ownership document (at most one; a second is a problem naming the first), and
+    a problem for every declared resource outside it: a tree owns what it declares."""
+    documents = [r for r in resources if r.kind == "Ownership"]
+    for extra in documents[1:]:
+        here, there = _where(extra), _where(documents[0])
+        problems.append(Problem(here.file, here.line, here.column, extra.address,
+                                f"a second Ownership document (the first is at {there.file}:{there.line}:"
+                                f"{there.column}); a tree declares what it owns once"))
+    if not documents:
+        return None
+    doc = documents[0]
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = doc.spec.get(key)
+        return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+    owner = Ownership(name=doc.name, spaces=strings("spaces"), integrations=strings("integrations"),
+                      resource_restrictions=strings("resource_restrictions"), protect=strings("protect"),
+                      sources=doc.sources)
+    at = _where(doc)
+    for r in resources:
+        why = _outside(owner, r)
+        if why is not None:
+            here = _where(r)
+            problems.append(Problem(here.file, here.line, here.column, r.address,
+                                    f"{why}, outside the ownership '{owner.name}' ({at.file}:{at.line}); "
+                                    "a tree owns what it declares: add it to the Ownership document"))
+    return owner
+
+
+def _outside(owner: Ownership, r: DesiredResource) -> str | None:
+    if r.kind == "Integration" and not owner.owns_integration(r.name):
+        return f"integration '{r.name}' matches no glob of 'integrations'"
+    if r.kind == "ResourceRestriction":
+        rtype, rid = str(r.spec.get("resource_type")), str(r.spec.get("resource_id"))
+        if not owner.owns_restriction(rtype, rid):
+            return f"restriction {rtype}/{rid} matches no glob of 'resource_restrictions'"
+    if r.kind in SPACED_KINDS and r.space not in owner.spaces:
+        return (f"space '{r.space}' is not one of the owned 'spaces' (write a space the same way, by name or by id, "
+                "in both places)")
+    return None
 
 
 def _integration_ref(r: DesiredResource) -> str | None:

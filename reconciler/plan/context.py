@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from reconciler.model import DesiredResource, LiveState, SecretRef
-from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions
+from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions, Unmanaged
 
 
 def canonical(value: Any) -> str:
@@ -78,6 +78,9 @@ class Ctx:
     fingerprints: dict[str, str] = field(default_factory=dict)
     pins: dict[str, list[str]] = field(default_factory=dict)
     creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # identity -> id of its create op
+    unmanaged: list[Unmanaged] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # address -> the alias it is renamed from
+    original: LiveState | None = None  # the live state read (``live`` may be a renamed view of it)
 
     def add(self, op: Operation) -> Operation:
         self.ops.append(op)
@@ -131,5 +134,7 @@ class Ctx:
         """Record what the plan saw of this resource, so a saved plan can detect that live moved."""
         from reconciler.plan.pins import pin_fingerprint
 
+        if r.address in self.renamed:  # what live holds is the resource under its old name
+            key = [*key[:-1], self.renamed[r.address]]
         self.pins[r.address] = key
-        self.fingerprints[r.address] = pin_fingerprint(key, self.live)
+        self.fingerprints[r.address] = pin_fingerprint(key, self.original or self.live)

@@ -64,7 +64,7 @@ def test_an_example_change_points_at_its_line_in_the_examples_file(cli: Cli, tre
 
 def test_a_saved_replacement_applies_with_allow_replace_given_to_apply(cli: Cli, tree: Path, tmp_path: Path) -> None:
     assert cli("apply", str(tree), "--auto-approve").exit_code == 0
-    edit(tree / "integrations/llm.yaml", "provider: VENDOR_A", "provider: VENDOR_C")
+    edit(tree / "integrations/llm.yaml", "provider: NIM_F", "provider: CUSTOM")  # no evaluator uses it
     planfile = tmp_path / "replace.json"
     assert cli("plan", str(tree), "--out", str(planfile)).exit_code == 0
     refused = cli("apply", str(planfile))
@@ -119,6 +119,7 @@ def test_a_restriction_is_matched_by_id_whatever_type_the_service_reports(cli: C
 def test_an_unknown_space_is_reported_at_its_line(cli: Cli, tree: Path) -> None:
     prompts = tree / "research/prompts.yaml"
     edit(prompts, "space: research", "space: nowhere")
+    (tree / "ownership.yaml").unlink()  # else the space is refused offline: it is not an owned one
     result = cli("plan", str(tree))
     assert result.exit_code == 1
     assert f"{prompts}:{line_of(prompts, 'space: nowhere')}:" in result.stderr
