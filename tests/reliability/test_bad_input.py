@@ -22,6 +22,7 @@ ENV = {API_KEY_ENV: "admin-key", "KEY_A": "value-a"}
 #: FILE:LINE:COL: PATH: message
 PROBLEM_LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<path>\S.*?): (?P<message>.+)$")
 HUGE = 50 * 1024 * 1024 + 1
+HUGE_EXAMPLES = 1024 * 1024 * 1024 + 1  # an examples file may hold a million examples: its cap is 1 GiB
 
 
 def billion_laughs() -> str:
@@ -61,7 +62,7 @@ def huge_manifest(d: Path) -> Path:
 
 
 def huge_examples(d: Path) -> Path:
-    sparse(d / "examples.jsonl", b'{"q": "a"}\n', HUGE)
+    sparse(d / "examples.jsonl", b'{"q": "a"}\n', HUGE_EXAMPLES)
     (d / "ds.yaml").write_text("kind: Dataset\nname: ds\nspace: default\nexamples_file: examples.jsonl\n")
     return d / "ds.yaml"
 
@@ -78,7 +79,7 @@ CASES = [
         "kind: Integration\nname: a\ntype: LLM\nconfig: &c {provider: VENDOR_A, api_key: {env: KEY_A}}\n---\n"
         "kind: Integration\nname: b\ntype: LLM\nconfig: *c\n"), "aliases are not supported", 9),
     Case("a manifest over 50 MiB", huge_manifest, "limit per file", 1),
-    Case("an examples file over 50 MiB", huge_examples, "limit per file", 1),
+    Case("an examples file over 1 GiB", huge_examples, "limit per file", 1),
     Case("flow nesting 2,000 deep", text(VALID_HEAD + VALID_CONFIG + "description: " + "[" * 2000 + "]" * 2000),
          "nested deeper than 100 levels", 5),
     Case("block nesting 150 deep", text(VALID_HEAD + "config:\n" + "".join(
