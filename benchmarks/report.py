@@ -351,7 +351,7 @@ takes a dataset's examples in its create), one update and one append call and on
   so the requests it answered in between were paid by the tokens it refilled in between:
   `rate = answered / seconds`. The first 429 has no earlier one: its window runs from the first
   request to the end of its `Retry-After`. Every worker then takes a slot from one GCRA budget at
-  97% of that rate, which probes upwards while no 429 comes (faster the longer it has been), and a
+  98.5% of that rate, which probes upwards while no 429 comes (faster the longer it has been), and a
   429 of a request already in flight when the last one was seen counts once. The 429 itself is
   still obeyed (every worker waits its `Retry-After`); the budget banks at most one second of
   requests during the wait, which is what the service's bucket refilled meanwhile.

@@ -26,6 +26,8 @@ a rate far under the real one. So the pacer measures the rate instead:
 - **The burst is learnt too.** A 429 that comes while the banked burst after a pause is being
   spent (fewer answers since the last 429 than the burst holds) says the service's bucket is
   smaller than ``BURST_S`` of its rate: the burst halves, and the rate stands.
+- A window of at least ``TRUSTED_WINDOW_S`` sets the pace from its measure; a shorter one can
+  only lower it.
 - A window with fewer than ``MIN_SAMPLES`` answers measures nothing: the rate then only falls, by
   ``DECREASE`` (multiplicative decrease).
 
@@ -41,7 +43,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Pace at this fraction of the measured rate.
-HEADROOM = 0.97
+HEADROOM = 0.985
+#: A window at least this long measures the rate well enough to replace the pace outright (a
+#: shorter one can only lower it).
+TRUSTED_WINDOW_S = 2.0
 #: Additive increase: the rate grows by this fraction for each second without a 429.
 INCREASE = 0.005
 #: Multiplicative decrease when a 429 comes with too few answers to measure the rate.
@@ -146,7 +151,8 @@ class Pacer:
             before = self._rate
             if answered >= MIN_SAMPLES and seconds > 0:
                 measured = answered / seconds
-                self._rate = HEADROOM * (measured if before is None else min(before, measured))
+                trusted = before is None or seconds >= TRUSTED_WINDOW_S
+                self._rate = HEADROOM * (measured if trusted else min(before, measured))
                 how = f"{answered} answers in {seconds:.1f}s since the last 429"
             elif before is not None:
                 self._rate = before * DECREASE
