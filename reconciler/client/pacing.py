@@ -151,8 +151,10 @@ class Pacer:
             before = self._rate
             if answered >= MIN_SAMPLES and seconds > 0:
                 measured = answered / seconds
-                trusted = before is None or seconds >= TRUSTED_WINDOW_S
-                self._rate = HEADROOM * (measured if trusted else min(before, measured))
+                if before is None or seconds >= TRUSTED_WINDOW_S:
+                    self._rate = HEADROOM * measured
+                else:
+                    self._rate = HEADROOM * min(before, measured)
                 how = f"{answered} answers in {seconds:.1f}s since the last 429"
             elif before is not None:
                 self._rate = before * DECREASE
