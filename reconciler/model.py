@@ -32,13 +32,32 @@ class Source:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True, repr=False)
 class SecretRef:
     """A reference to a secret (``{env: NAME}`` or ``{file: PATH}``). The value is read only on
-    ``resolve()`` and is never part of a repr, str, error or log line."""
+    ``resolve()`` and is never part of a repr, str, error or log line.
 
+    A plain immutable class rather than a dataclass: the manifest models hold it as a value of its
+    own, and pydantic keeps such a value as it is when a model is dumped into a plan's spec."""
+
+    __slots__ = ("source", "ref")
     source: Literal["env", "file"]
     ref: str  # the variable name, or the file path (absolute, resolved against the manifest)
+
+    def __init__(self, source: Literal["env", "file"], ref: str) -> None:
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "ref", ref)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("SecretRef is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SecretRef) and (self.source, self.ref) == (other.source, other.ref)
+
+    def __hash__(self) -> int:
+        return hash((SecretRef, self.source, self.ref))
+
+    def __reduce__(self) -> tuple[type[SecretRef], tuple[str, str]]:
+        return (SecretRef, (self.source, self.ref))
 
     def __repr__(self) -> str:
         return f"SecretRef({self.source}={self.ref!r})"
@@ -77,6 +96,8 @@ class DesiredResource:
         ResourceRestriction: resource_type, resource_id.
     sources: dotted field path ("config.api_key", "version.messages") -> where it was written;
         "" -> the document itself.
+    doc: the typed document (a ``reconciler.manifests.models`` model; ``spec`` is its dump) when
+        it was loaded from a manifest; None when a test builds the resource from a spec.
     """
 
     kind: str
@@ -84,6 +105,7 @@ class DesiredResource:
     spec: Mapping[str, Any]
     space: str | None = None
     sources: Mapping[str, Source] = field(default_factory=dict)
+    doc: Any = field(default=None, compare=False, repr=False)
 
     @property
     def identity(self) -> tuple[str, ...]:
