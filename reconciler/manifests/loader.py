@@ -7,6 +7,7 @@ Nothing here reads the environment, resolves a secret or touches the network.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -80,7 +81,21 @@ def _read_stdin(stdin: TextIO, problems: list[Problem]) -> str | None:
 
 
 def load(paths: Sequence[str], *, stdin: TextIO | None = None) -> Loaded:
-    """``load_manifests`` that also says which files were read."""
+    """``load_manifests`` that also says which files were read.
+
+    The cyclic garbage collector is paused while the tree is built: loading makes only acyclic
+    values (documents, models, examples), and at 5,000 resources the collector's passes over them
+    cost more than the validation itself (about a tenth of the load)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(paths, stdin)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _load(paths: Sequence[str], stdin: TextIO | None) -> Loaded:
     problems: list[Problem] = []
     files = manifest_files(paths, problems)
     resources: list[DesiredResource] = []

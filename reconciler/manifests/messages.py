@@ -14,13 +14,13 @@ import difflib
 import os
 import re
 import types
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, Discriminator, Tag
+from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from reconciler.manifests.models import CREATE_REQUIRED, RULE, TagOf, a_kind_of
+from reconciler.manifests.models import CREATE_REQUIRED, RULE, TaggedUnion, a_kind_of, field_type, unwrap
 from reconciler.manifests.yamlload import Mark, Problem, display_path
 from reconciler.model import Source
 
@@ -43,17 +43,23 @@ class Ctx:
     and the directory that relative paths (``{file: PATH}``, ``examples_file``) are resolved against."""
 
     def __init__(self, file: str, marks: Mapping[str, Mark], problems: list[Problem], base_dir: str,
-                 label: str, refused: Iterable[str] = ()) -> None:
+                 label: str | Callable[[], str], refused: Iterable[str] = ()) -> None:
         self.file = file
         self.refused = tuple(refused)
         self.marks = marks
         self.problems = problems
         self.base_dir = base_dir
-        self.label = label
+        self._label = label  # how the document is named where a problem has no path (made on demand)
         #: sources that do not come from this document's marks (examples read from examples_file)
         self.extra_sources: dict[str, Source] = {}
         #: (file, line of each example) when the examples came from an examples_file
         self.example_lines: tuple[str, list[int]] | None = None
+
+    @property
+    def label(self) -> str:
+        if callable(self._label):
+            self._label = self._label()
+        return self._label
 
     def mark(self, path: Path, *, key: bool = False) -> tuple[int, int]:
         """The nearest recorded position of ``path`` (its key, or its value)."""
@@ -112,42 +118,6 @@ def _not_one_of(value: Any, names: Iterable[str]) -> str:
 # ------------------------------------------------------------------ walking the model along a loc
 
 
-class _Union:
-    """A tagged union met on the way: its discriminator key and members by tag."""
-
-    def __init__(self, key: str, members: dict[str, Any]) -> None:
-        self.key = key
-        self.members = members
-
-
-def _unwrap(tp: Any) -> Any:
-    """Strip Annotated, MISSING and None; a tagged union becomes a ``_Union``."""
-    while True:
-        if get_origin(tp) is Annotated:
-            base, *meta = get_args(tp)
-            disc = next((m for m in meta if isinstance(m, Discriminator)), None)
-            if disc is not None and isinstance(disc.discriminator, TagOf):
-                members = {}
-                for member in get_args(base):
-                    inner, *marks = get_args(member)
-                    tag = next(m.tag for m in marks if isinstance(m, Tag))
-                    rest = [m for m in marks if not isinstance(m, Tag)]
-                    members[tag] = Annotated[(inner, *rest)] if rest else inner
-                return _Union(disc.discriminator.key, members)
-            tp = base
-            continue
-        if get_origin(tp) in (Union, types.UnionType):
-            rest = [a for a in get_args(tp) if a is not type(None) and not _is_missing(a)]
-            if len(rest) == 1:
-                tp = rest[0]
-                continue
-        return tp
-
-
-def _is_missing(tp: Any) -> bool:
-    return repr(tp) == "MISSING"
-
-
 class Located:
     """Where an error entry points: the path a user reads, the model that holds the last field,
     and the declared type at the end (None inside free-form values)."""
@@ -155,12 +125,12 @@ class Located:
     def __init__(self, root: Any, loc: tuple[str | int, ...]) -> None:
         self.path: list[str | int] = []
         self.model: type[BaseModel] | None = None
-        self.union: _Union | None = None
+        self.union: TaggedUnion | None = None
         self.field_type: Any = root
         tp: Any = root
         for part in loc:
-            tp = _unwrap(tp) if tp is not None else None
-            if isinstance(tp, _Union):
+            tp = unwrap(tp) if tp is not None else None
+            if isinstance(tp, TaggedUnion):
                 self.union = tp
                 tp = tp.members.get(str(part))
                 continue  # the tag is not part of the user's path
@@ -168,8 +138,7 @@ class Located:
             self.union = None
             if isinstance(tp, type) and issubclass(tp, BaseModel):
                 self.model = tp
-                info = tp.model_fields.get(str(part))
-                tp = info.rebuild_annotation() if info is not None else None
+                tp = field_type(tp, str(part))
             elif get_origin(tp) is list and isinstance(part, int):
                 tp = get_args(tp)[0]
             elif get_origin(tp) is dict:
@@ -177,8 +146,8 @@ class Located:
             else:
                 tp = None
         self.field_type = tp
-        end = _unwrap(tp) if tp is not None else None
-        if isinstance(end, _Union):
+        end = unwrap(tp) if tp is not None else None
+        if isinstance(end, TaggedUnion):
             self.union = end
 
     def nullable(self) -> bool:
@@ -188,7 +157,7 @@ class Located:
         return get_origin(tp) in (Union, types.UnionType) and type(None) in get_args(tp)
 
     def literal(self) -> tuple[str, ...]:
-        end = _unwrap(self.field_type)
+        end = unwrap(self.field_type)
         return tuple(get_args(end)) if get_origin(end) is Literal else ()
 
 
@@ -196,7 +165,7 @@ def _required(model: Any) -> set[str]:
     return {n for n, f in model.model_fields.items() if f.is_required()}
 
 
-def _common_required(union: _Union, value: Any) -> set[str]:
+def _common_required(union: TaggedUnion, value: Any) -> set[str]:
     sets = [_required(m) if isinstance(m, type) else set() for m in union.members.values()]
     common = set.intersection(*sets) - {union.key} if sets else set()
     return common - set(value) if isinstance(value, dict) else set()
@@ -262,7 +231,7 @@ def _unknown(name: str, model: Any) -> str:
     return f"unknown field '{name}'" + (f"; did you mean '{hint}'?" if hint else f" (expected one of: {', '.join(fields)})")
 
 
-def _bad_tag(path: Path, union: _Union | None, value: Any) -> Iterator[tuple[Path, str, bool]]:
+def _bad_tag(path: Path, union: TaggedUnion | None, value: Any) -> Iterator[tuple[Path, str, bool]]:
     if union is None:  # pragma: no cover - every union of the models is tagged
         yield path, "is not valid", False
         return

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 import re
+import types
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -265,7 +266,7 @@ class TagOf:
         self.__name__ = key
 
     def __call__(self, value: Any) -> Any:
-        tag = value.get(self.key) if isinstance(value, dict) else getattr(value, self.key, None)
+        tag = value.get(self.key) if type(value) is dict else getattr(value, self.key, None)
         # an unknown tag is "not found", so pydantic's own message (which repeats it) never holds it
         return tag if isinstance(tag, str) and tag in self.tags else None
 
@@ -713,3 +714,83 @@ DOCUMENT: TypeAdapter[Any] = TypeAdapter(ManifestDocument, config=ConfigDict(hid
 
 #: Any document model (what ``DesiredResource.doc`` holds).
 AnyDocument = LlmIntegration | AgentIntegration | Prompt | Dataset | Evaluator | ResourceRestriction
+
+
+# ------------------------------------------------------------------ walking the models by type
+
+
+class TaggedUnion:
+    """A tagged union of the models: its discriminator key and members by tag."""
+
+    def __init__(self, key: str, members: dict[str, Any]) -> None:
+        self.key = key
+        self.members = members
+
+
+def unwrap(tp: Any) -> Any:
+    """Strip Annotated, MISSING and None from a declared type; a tagged union becomes a ``TaggedUnion``."""
+    while True:
+        if get_origin(tp) is Annotated:
+            base, *meta = get_args(tp)
+            disc = next((m for m in meta if isinstance(m, Discriminator)), None)
+            if disc is not None and isinstance(disc.discriminator, TagOf):
+                members: dict[str, Any] = {}
+                for member in get_args(base):
+                    inner, *marks = get_args(member)
+                    tag = next(m.tag for m in marks if isinstance(m, Tag))
+                    rest = [m for m in marks if not isinstance(m, Tag)]
+                    members[tag] = Annotated[(inner, *rest)] if rest else inner
+                return TaggedUnion(disc.discriminator.key, members)
+            tp = base
+            continue
+        if get_origin(tp) in (Union, types.UnionType):
+            rest = [a for a in get_args(tp) if a is not type(None) and a is not MISSING]
+            if len(rest) == 1:
+                tp = rest[0]
+                continue
+        return tp
+
+
+def field_type(model: type[BaseModel], name: str) -> Any:
+    info = model.model_fields.get(name)
+    return info.rebuild_annotation() if info is not None else None
+
+
+def construct(tp: Any, value: Any) -> Any:
+    """``value`` (a spec that is already valid: a dump, or one a test writes) as the models,
+    without validating it again."""
+    tp = unwrap(tp)
+    if isinstance(tp, TaggedUnion):
+        member = tp.members.get(str(value.get(tp.key))) if isinstance(value, dict) else None
+        return construct(member, value) if member is not None else value
+    if isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(value, dict):
+        return tp.model_construct(**{k: construct(field_type(tp, k), v) for k, v in value.items()})
+    if get_origin(tp) is list and isinstance(value, list):
+        item = unwrap(get_args(tp)[0])
+        if isinstance(item, TaggedUnion) or (isinstance(item, type) and issubclass(item, BaseModel)):
+            return [construct(item, v) for v in value]
+    return value
+
+
+def spec_of(model: BaseModel) -> dict[str, Any]:
+    """What the planner reads as ``DesiredResource.spec``: the fields written (MISSING ones left
+    out), nested models as dicts, every other value as validated (a SecretRef stays one). The
+    same as ``model_dump()``, at a fraction of its cost on small documents."""
+    out: dict[str, Any] = {}
+    for k, v in model.__dict__.items():
+        if v is MISSING:
+            continue
+        if isinstance(v, BaseModel):
+            v = spec_of(v)
+        elif type(v) is list and v and isinstance(v[0], BaseModel):
+            v = [spec_of(x) for x in v]
+        out[k] = v
+    return out
+
+
+def document_of(kind: str, name: str, space: str | None, spec: Mapping[str, Any], doc: Any = None) -> Any:
+    """The typed document of a resource: the one loaded, or one built from its spec."""
+    if doc is not None:
+        return doc
+    head = {"kind": kind, "name": name, **({"space": space} if space is not None else {})}
+    return construct(ManifestDocument, {**head, **spec})

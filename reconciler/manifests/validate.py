@@ -10,7 +10,7 @@ from pydantic import MISSING, ValidationError
 
 from reconciler.manifests.examples import dataset_examples
 from reconciler.manifests.messages import Ctx, report
-from reconciler.manifests.models import DOCUMENT, ManifestDocument, a_kind_of
+from reconciler.manifests.models import DOCUMENT, ManifestDocument, a_kind_of, spec_of
 from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
 from reconciler.model import KINDS, SPACED_KINDS, DesiredResource, ManifestSet, Source
 
@@ -89,18 +89,21 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
         problems.append(Problem(doc.file, doc.line, doc.column, doc.label(),
                                 f"a manifest document must be a mapping with kind and name, got {a_kind_of(value)}"))
         return None
-    ctx = Ctx(doc.file, doc.marks, problems, base_dir, document_label(value) or doc.label(), doc.refused)
+    ctx = Ctx(doc.file, doc.marks, problems, base_dir, lambda: document_label(value) or doc.label(), doc.refused)
     model: Any = None
     try:
         model = DOCUMENT.validate_python(value, context={"resolve_path": ctx.resolve_path})
     except ValidationError as exc:
         report(exc, ManifestDocument, ctx)
-    kind, name, space = (value.get(k) for k in _HEAD)
-    if kind not in KINDS or not isinstance(name, str):
-        return None
+    if model is not None:
+        kind, name, space = model.kind, model.name, getattr(model, "space", None)
+    else:
+        kind, name, space = value.get("kind"), value.get("name"), value.get("space")
+        if kind not in KINDS or not isinstance(name, str):
+            return None
     # the spec the planner reads: only what was written (MISSING fields are not dumped), secrets as
     # SecretRef; after a problem, the document as written (only cross-document checks look at it)
-    spec = model.model_dump() if model is not None else dict(value)
+    spec = spec_of(model) if model is not None else dict(value)
     for k in _HEAD:
         spec.pop(k, None)
     if kind == "Dataset":
