@@ -23,7 +23,7 @@ import re
 import types
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
-from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -388,6 +388,7 @@ class LlmConfigBase(Strict):
     """An LLM integration's config; one subclass per provider, generated from the table."""
 
     provider_spec: ClassVar[Provider]
+    provider: str = Required("The provider: chooses the config's fields.")
 
     @model_validator(mode="after")
     def _model_source(self) -> LlmConfigBase:
@@ -421,7 +422,10 @@ def _llm_config(provider: Provider) -> type[LlmConfigBase]:
 
 
 LLM_CONFIGS: Mapping[str, type[LlmConfigBase]] = {p: _llm_config(spec) for p, spec in PROVIDERS.items()}
-LLM_CONFIG = tagged("provider", LLM_CONFIGS)
+if TYPE_CHECKING:  # mypy sees the base class (the generated models add only table fields)
+    LlmConfig = LlmConfigBase
+else:
+    LlmConfig = tagged("provider", LLM_CONFIGS)
 
 
 # ------------------------------------------------------------------ AGENT config
@@ -562,7 +566,7 @@ class LlmIntegration(Integration):
                               "only AGENT integrations have one"}
     type: Literal["LLM"] = Required(_TYPE_DOC)
     scopings: list[Scoping] | MISSING = Doc(_SCOPINGS_DOC)
-    config: LLM_CONFIG = Required("The provider's configuration, chosen by provider.")  # type: ignore[valid-type]
+    config: LlmConfig = Required("The provider's configuration, chosen by provider.")
 
 
 class AgentIntegration(Integration):

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import MISSING
+
+from reconciler.manifests.models import AgentIntegration, LlmIntegration, Scoping
 from reconciler.model import DesiredResource
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import Ctx, op_id, shown, to_body
+from reconciler.plan.context import Ctx, integration_doc, op_id, shown, to_body
 from reconciler.plan.model import SENSITIVE, Change, Operation
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
 
@@ -24,7 +27,8 @@ COLLECTION = "/v2/integrations"
 def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
     declared = {r.identity[1:] for r in desired}
     for r in desired:
-        itype, name = str(r.spec.get("type")), r.name
+        doc = integration_doc(r)
+        itype, name = doc.type, r.name
         live = ctx.live.integrations.get((itype, name))
         ctx.pin(r, ["Integration", itype, name])
         if live is None:
@@ -35,16 +39,15 @@ def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
             else:
                 _create(r, ctx)
             continue
-        want_provider = (r.spec.get("config") or {}).get("provider")
         have_provider = live.get("config", {}).get("provider")
-        if itype == "LLM" and want_provider and want_provider != have_provider:
+        if isinstance(doc, LlmIntegration) and (want_provider := doc.config.provider) != have_provider:
             _replace(r, ctx, live, f"provider {have_provider} -> {want_provider}")
             continue
         _update(r, ctx, live)
 
 
 def create_body(r: DesiredResource, secrets: dict[str, str]) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": r.spec.get("type"), "name": r.name}
+    body: dict[str, Any] = {"type": integration_doc(r).type, "name": r.name}
     for key in ("description", "scopings", "config"):
         if key in r.spec:
             body[key] = to_body(r.spec[key], f"/{key}", secrets)
@@ -79,12 +82,13 @@ def _update(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any]) -> None:
     body: dict[str, Any] = {}
     secrets: dict[str, str] = {}
     changes: list[Change] = []
-    spec = r.spec
-    if "description" in spec and spec["description"] != live.get("description"):
-        body["description"] = spec["description"]
-        changes.append(ctx.change(r, "description", live.get("description"), spec["description"]))
-    if "scopings" in spec:
-        want = [_scoping(s) for s in spec["scopings"] or []]
+    doc = integration_doc(r)
+    if isinstance(doc, AgentIntegration) and doc.description is not MISSING \
+            and doc.description != live.get("description"):
+        body["description"] = doc.description
+        changes.append(ctx.change(r, "description", live.get("description"), doc.description))
+    if doc.scopings is not MISSING:
+        want = [_want_scoping(s) for s in doc.scopings]
         have = [_scoping(s) for s in live.get("scopings") or []]
         if _scoping_set(want) != _scoping_set(have):
             body["scopings"] = want
@@ -105,20 +109,24 @@ def _scoping(s: Mapping[str, Any]) -> dict[str, Any]:
     return {"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
 
 
+def _want_scoping(s: Scoping) -> dict[str, Any]:
+    """A scoping as the API takes it: an omitted id is null."""
+    return {"organization_id": None if s.organization_id is MISSING else s.organization_id,
+            "space_id": None if s.space_id is MISSING else s.space_id}
+
+
 def _scoping_set(items: list[dict[str, Any]]) -> frozenset[tuple[Any, Any]]:
     return frozenset((s["organization_id"], s["space_id"]) for s in items)
 
 
-def config_fields(spec: Mapping[str, Any], live_config: Mapping[str, Any]) -> Mapping[str, ConfigField]:
-    if spec.get("type") == "AGENT":
-        return AGENT_FIELDS
-    provider = (spec.get("config") or {}).get("provider") or live_config.get("provider")
-    return PROVIDERS[str(provider)].fields if provider in PROVIDERS else {}
+def config_fields(doc: LlmIntegration | AgentIntegration) -> Mapping[str, ConfigField]:
+    """The table's fields of the integration's config (its provider's, or the AGENT fields)."""
+    return AGENT_FIELDS if isinstance(doc, AgentIntegration) else PROVIDERS[doc.config.provider].fields
 
 
 def _config_patch(r: DesiredResource, ctx: Ctx, lcfg: Mapping[str, Any], secrets: dict[str, str],
                   changes: list[Change]) -> dict[str, Any]:
-    fields = config_fields(r.spec, lcfg)
+    fields = config_fields(integration_doc(r))
     out: dict[str, Any] = {}
     for name, want in (r.spec.get("config") or {}).items():
         f = fields.get(name)

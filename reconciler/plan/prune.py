@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.model import DesiredResource
-from reconciler.plan.context import Ctx
+from reconciler.plan.context import Ctx, restriction_doc
 from reconciler.plan.model import Change, Operation
 
 PRUNABLE_RESTRICTIONS = ("PROJECT", "DASHBOARD")
@@ -45,7 +45,7 @@ def plan_prune(desired: list[DesiredResource], ctx: Ctx) -> None:
             candidates.setdefault(kind, []).append(
                 (name, f"{collection}/{obj['id']}", space, f"{kind}/{space}/{name}"))
     if "ResourceRestriction" in kinds:
-        declared_ids = {str(r.spec.get("resource_id")) for r in desired if r.kind == "ResourceRestriction"}
+        declared_ids = {restriction_doc(r).resource_id for r in desired if r.kind == "ResourceRestriction"}
         for (rtype, rid), _ in sorted(ctx.live.restrictions.items()):
             if rtype in PRUNABLE_RESTRICTIONS and rid not in declared_ids:  # an id names one resource
                 candidates.setdefault("ResourceRestriction", []).append(
