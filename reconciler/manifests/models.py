@@ -44,7 +44,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from reconciler.model import KINDS, SecretRef
+from reconciler.model import KINDS, SPACED_KINDS, SecretRef
 from reconciler.providers import (
     AGENT_ENDPOINT_MAX_CHARS,
     AGENT_FIELDS,
@@ -541,10 +541,18 @@ class Spaced(Document):
 
 class Scoping(Strict):
     """Where an integration is usable: null organization_id and space_id: account-wide; space_id
-    null: organization-wide."""
+    null: organization-wide; or {space: NAME}."""
 
     organization_id: NonEmpty | None | MISSING = Doc("An organization id (null: every organization).")
     space_id: NonEmpty | None | MISSING = Doc("A space id (null: every space of the organization).")
+    space: NonEmpty | MISSING = Doc("A space by name: resolved to its space_id and organization_id.")
+
+    @model_validator(mode="after")
+    def _space_or_ids(self) -> Scoping:
+        if self.space is not MISSING and (self.space_id is not MISSING or self.organization_id is not MISSING):
+            raise problem("give 'space' (a space name, resolved to its space_id and organization_id) "
+                          "or space_id/organization_id, not both", "space", key=True)
+        return self
 
 
 _SCOPINGS_DOC = "[] = account-wide. Replaces the stored scopings."
@@ -703,6 +711,49 @@ class ResourceRestriction(Document):
     resource_id: NonEmpty = Required("The restricted resource's id.")
 
 
+def _protect(globs: list[str]) -> list[str]:
+    from reconciler.manifests.messages import suggest
+
+    found: list[RuleProblem] = []
+    for i, glob in enumerate(globs):
+        kind, sep, rest = glob.partition("/")
+        if not sep or not rest:
+            found.append(((i,), "a protect glob is KIND/NAME (KIND/SPACE/NAME for "
+                                + ", ".join(SPACED_KINDS) + "), e.g. Integration/*-prod", False))
+        elif kind not in KINDS:
+            hint = suggest(kind, KINDS)
+            found.append(((i,), f"unknown kind '{kind}' in a protect glob"
+                                + (f"; did you mean '{hint}'?" if hint else f" (one of {', '.join(KINDS)})"), False))
+    if found:
+        raise rule_error(found)
+    return globs
+
+
+Globs = Annotated[list[Annotated[str, StringConstraints(min_length=1),
+                                 Field(description="A name glob (* ? [..]), case-sensitive.")]],
+                  AfterValidator(_unique)]
+
+
+class Ownership(Document):
+    """What this tree owns (product.md section 5): --prune deletes only undeclared resources inside
+    it, and plan and drift list them as unmanaged. At most one per tree."""
+
+    refused = {"space": "'space' does not apply to Ownership (list the owned spaces under 'spaces')"}
+    kind: Literal["Ownership"] = Required("The document's kind.")
+    name: str = Required("The owner (a team or an environment); shown in plans.", min_length=1)
+    spaces: Annotated[list[NonEmpty], AfterValidator(_unique)] | MISSING = Doc(
+        "Space names or ids: every Prompt, Dataset and Evaluator in them belongs to this tree.",
+        json_schema_extra={"uniqueItems": True})
+    integrations: Globs | MISSING = Doc("Name globs of the integrations (both types) this tree owns.",
+                                        json_schema_extra={"uniqueItems": True})
+    resource_restrictions: Globs | MISSING = Doc(
+        "Globs of TYPE/resource_id (or resource_id) of the restrictions this tree owns.",
+        json_schema_extra={"uniqueItems": True})
+    protect: Annotated[Globs, AfterValidator(_protect)] | MISSING = Doc(
+        "KIND/NAME globs (KIND/SPACE/NAME for spaced kinds) no plan may delete or replace.",
+        json_schema_extra={"uniqueItems": True})
+
+
 #: One entry per kind: adding a kind is a model above and a line here.
 KIND_MODELS: Mapping[str, Any] = {
     "Integration": INTEGRATION,
@@ -710,14 +761,17 @@ KIND_MODELS: Mapping[str, Any] = {
     "Dataset": Dataset,
     "Evaluator": Evaluator,
     "ResourceRestriction": ResourceRestriction,
+    "Ownership": Ownership,
 }
-assert tuple(KIND_MODELS) == KINDS
+#: The kinds a document may have: the resource kinds, and the tree's Ownership.
+DOCUMENT_KINDS = (*KINDS, "Ownership")
+assert tuple(KIND_MODELS) == DOCUMENT_KINDS
 
 ManifestDocument = tagged("kind", KIND_MODELS)
 DOCUMENT: TypeAdapter[Any] = TypeAdapter(ManifestDocument, config=ConfigDict(hide_input_in_errors=True, strict=True))
 
 #: Any document model (what ``DesiredResource.doc`` holds).
-AnyDocument = LlmIntegration | AgentIntegration | Prompt | Dataset | Evaluator | ResourceRestriction
+AnyDocument = LlmIntegration | AgentIntegration | Prompt | Dataset | Evaluator | ResourceRestriction | Ownership
 
 
 # ------------------------------------------------------------------ walking the models by type

@@ -7,8 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from reconciler.manifests.models import KIND_MODELS
-from reconciler.model import KINDS
+from reconciler.manifests.models import DOCUMENT_KINDS, KIND_MODELS
 
 SCHEMA_ID = "https://reconciler.dev/schemas/manifest.json"
 _DEFS = "#/definitions/{model}"
@@ -49,7 +48,7 @@ def manifest_json_schema() -> dict[str, Any]:
                        "Secrets are {env: NAME} or {file: PATH} references only.",
         "type": "object",
         "required": ["kind", "name"],
-        "properties": {"kind": {"enum": list(KINDS), "description": "The document's kind."}},
+        "properties": {"kind": {"enum": list(DOCUMENT_KINDS), "description": "The document's kind."}},
         "oneOf": variants,
         "$defs": dict(sorted(definitions.items())),
     })

@@ -10,9 +10,9 @@ from pydantic import MISSING, ValidationError
 
 from reconciler.manifests.examples import dataset_examples
 from reconciler.manifests.messages import Ctx, report
-from reconciler.manifests.models import DOCUMENT, ManifestDocument, a_kind_of, spec_of
+from reconciler.manifests.models import DOCUMENT, DOCUMENT_KINDS, ManifestDocument, a_kind_of, spec_of
 from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
-from reconciler.model import KINDS, SPACED_KINDS, DesiredResource, ManifestSet, Source
+from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
 
 _HEAD = ("kind", "name", "space")
 _INTEGRATION_REF = "template_config.llm_config.integration"
@@ -74,7 +74,7 @@ def _short(text: str) -> str:
 
 def document_label(value: Mapping[str, Any]) -> str | None:
     kind, name, space = (value.get(k) for k in _HEAD)
-    if kind not in KINDS or not isinstance(name, str):  # an unknown kind may be anything: never shown
+    if kind not in DOCUMENT_KINDS or not isinstance(name, str):  # an unknown kind may be anything: never shown
         return None
     if kind in SPACED_KINDS and isinstance(space, str):
         return f"{_short(kind)}/{_short(space)}/{_short(name)}"
@@ -99,7 +99,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
         kind, name, space = model.kind, model.name, getattr(model, "space", None)
     else:
         kind, name, space = value.get("kind"), value.get("name"), value.get("space")
-        if kind not in KINDS or not isinstance(name, str):
+        if kind not in DOCUMENT_KINDS or not isinstance(name, str):
             return None
     # the spec the planner reads: only what was written (MISSING fields are not dumped), secrets as
     # SecretRef; after a problem, the document as written (only cross-document checks look at it)
@@ -156,6 +156,50 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
             problems.append(Problem(at.file, at.line, at.column, _INTEGRATION_REF,
                                     f"'{name}' is an AGENT integration; an evaluator needs an LLM integration"))
     return problems
+
+
+def ownership_of(resources: list[DesiredResource], problems: list[Problem]) -> Ownership | None:
+    """The tree's Ownership document (at most one; a second is a problem naming the first), and
+    a problem for every declared resource outside it: a tree owns what it declares."""
+    documents = [r for r in resources if r.kind == "Ownership"]
+    for extra in documents[1:]:
+        here, there = _where(extra), _where(documents[0])
+        problems.append(Problem(here.file, here.line, here.column, extra.address,
+                                f"a second Ownership document (the first is at {there.file}:{there.line}:"
+                                f"{there.column}); a tree declares what it owns once"))
+    if not documents:
+        return None
+    doc = documents[0]
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = doc.spec.get(key)
+        return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+    owner = Ownership(name=doc.name, spaces=strings("spaces"), integrations=strings("integrations"),
+                      resource_restrictions=strings("resource_restrictions"), protect=strings("protect"),
+                      sources=doc.sources)
+    at = _where(doc)
+    for r in resources:
+        why = _outside(owner, r)
+        if why is not None:
+            here = _where(r)
+            problems.append(Problem(here.file, here.line, here.column, r.address,
+                                    f"{why}, outside the ownership '{owner.name}' ({at.file}:{at.line}); "
+                                    "a tree owns what it declares: add it to the Ownership document"))
+    return owner
+
+
+def _outside(owner: Ownership, r: DesiredResource) -> str | None:
+    if r.kind == "Integration" and not owner.owns_integration(r.name):
+        return f"integration '{r.name}' matches no glob of 'integrations'"
+    if r.kind == "ResourceRestriction":
+        rtype, rid = str(r.spec.get("resource_type")), str(r.spec.get("resource_id"))
+        if not owner.owns_restriction(rtype, rid):
+            return f"restriction {rtype}/{rid} matches no glob of 'resource_restrictions'"
+    if r.kind in SPACED_KINDS and r.space not in owner.spaces:
+        return (f"space '{r.space}' is not one of the owned 'spaces' (write a space the same way, by name or by id, "
+                "in both places)")
+    return None
 
 
 def _integration_ref(r: DesiredResource) -> str | None:

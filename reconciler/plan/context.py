@@ -18,7 +18,7 @@ from reconciler.manifests.models import (
     document_of,
 )
 from reconciler.model import DesiredResource, LiveState, SecretRef
-from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions
+from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions, Unmanaged
 
 # ------------------------------------------------------------------ the typed document of a resource
 # The planner decides on attributes of the manifest models (a misspelled field is a mypy error, and
@@ -119,6 +119,7 @@ class Ctx:
     fingerprints: dict[str, str] = field(default_factory=dict)
     pins: dict[str, list[str]] = field(default_factory=dict)
     creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # identity -> id of its create op
+    unmanaged: list[Unmanaged] = field(default_factory=list)
 
     def add(self, op: Operation) -> Operation:
         self.ops.append(op)
