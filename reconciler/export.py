@@ -99,7 +99,7 @@ def _auth(auth: Mapping[str, Any], name: str, env: list[str]) -> dict[str, Any]:
 def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[str]:
     """Write the manifests; returns one line per file written."""
     first = read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset()))
-    chosen = spaces or [str(s["name"]) for s in first.spaces]
+    chosen = spaces or [s.name for s in first.spaces]
     if spaces:
         unknown = [s for s in spaces if first.space_id(s) is None]
         if unknown:

@@ -15,6 +15,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from reconciler.errors import SecretError
 
 KINDS = ("Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction")
@@ -251,14 +253,38 @@ class LiveEvaluator:
     latest: dict[str, Any] | None = None  # the latest version (API shape, with template_config)
 
 
+class ApiObject(BaseModel):
+    """An object the API returns, parsed at the client: the fields the reconciler reads are typed
+    attributes; fields it does not know are kept (api-spec.md: objects may gain fields)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class LiveSpace(ApiObject):
+    """A space (GET /v2/spaces)."""
+
+    id: str
+    name: str
+    organization_id: str | None = None
+
+
+class LiveOrganization(ApiObject):
+    """An organization (GET /v2/organizations)."""
+
+    id: str
+    name: str | None = None
+
+
 @dataclass
 class LiveState:
-    """Everything a plan compares against, keyed by identity. Objects are in API read shape;
-    unknown fields are tolerated (the planner only looks at the fields it manages)."""
+    """Everything a plan compares against, keyed by identity. Spaces and organizations are typed
+    (``ApiObject``); the other objects are in API read shape; unknown fields are tolerated (the
+    planner only looks at the fields it manages). Spaces and organizations given as dicts (a test's
+    shorthand) are parsed on construction."""
 
     integrations: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (type, name)
-    spaces: list[dict[str, Any]] = field(default_factory=list)
-    organizations: list[dict[str, Any]] = field(default_factory=list)
+    spaces: list[LiveSpace] = field(default_factory=list)
+    organizations: list[LiveOrganization] = field(default_factory=list)
     prompts: dict[tuple[str, str], LivePrompt] = field(default_factory=dict)  # (space_id, name)
     datasets: dict[tuple[str, str], LiveDataset] = field(default_factory=dict)  # (space_id, name)
     evaluators: dict[tuple[str, str], LiveEvaluator] = field(default_factory=dict)  # (space_id, name)
@@ -266,18 +292,22 @@ class LiveState:
     requests: int = 0  # HTTP requests the read made (one per call; retries not included)
     retries: int = 0  # extra attempts the read needed (429 waits, 5xx and connection retries)
 
+    def __post_init__(self) -> None:
+        self.spaces = [LiveSpace.model_validate(s) for s in self.spaces]
+        self.organizations = [LiveOrganization.model_validate(o) for o in self.organizations]
+
     def space_id(self, name_or_id: str) -> str | None:
         """Resolve a manifest's space (exact name first, then id)."""
         for s in self.spaces:
-            if s.get("name") == name_or_id:
-                return str(s["id"])
+            if s.name == name_or_id:
+                return s.id
         for s in self.spaces:
-            if s.get("id") == name_or_id:
-                return str(s["id"])
+            if s.id == name_or_id:
+                return s.id
         return None
 
     def space_name(self, space_id: str) -> str:
         for s in self.spaces:
-            if s.get("id") == space_id:
-                return str(s.get("name"))
+            if s.id == space_id:
+                return s.name
         return space_id

@@ -65,20 +65,20 @@ def resolve_scopings(r: DesiredResource, ctx: Ctx) -> list[dict[str, Any]] | Non
     scopings = integration_doc(r).scopings
     for i, s in enumerate([] if scopings is MISSING else scopings):
         if s.space is not MISSING:
-            space = next((x for x in spaces if x.get("name") == s.space), None)
+            space = next((x for x in spaces if x.name == s.space), None)
             if space is None:
                 ctx.error(r, f"scopings.{i}.space", f"no space named {s.space!r}; the spaces are: "
-                          + _closest_first(s.space, [str(x.get("name")) for x in spaces]))
+                          + _closest_first(s.space, [x.name for x in spaces]))
                 ok = False
                 continue
-            out.append({"organization_id": space.get("organization_id"), "space_id": space["id"]})
+            out.append({"organization_id": space.organization_id, "space_id": space.id})
             continue
         sid = None if s.space_id is MISSING else s.space_id
-        if sid is not None and spaces and not any(x.get("id") == sid for x in spaces):
-            named = next((x for x in spaces if x.get("name") == sid), None)
+        if sid is not None and spaces and not any(x.id == sid for x in spaces):
+            named = next((x for x in spaces if x.name == sid), None)
             hint = (f"{sid!r} is a space's name, not its id: write {{space: {sid}}}" if named is not None else
                     f"no space has the id {sid!r}; the spaces are: "
-                    + _closest_first(str(sid), [str(x.get("name")) for x in spaces]))
+                    + _closest_first(str(sid), [x.name for x in spaces]))
             ctx.error(r, f"scopings.{i}.space_id", hint)
             ok = False
             continue
