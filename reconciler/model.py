@@ -275,14 +275,30 @@ class LiveOrganization(ApiObject):
     name: str | None = None
 
 
+class LiveIntegration(ApiObject):
+    """An integration (GET /v2/integrations). ``config`` stays a mapping in the API's read names:
+    its fields depend on the provider, and the planner walks them through the provider table."""
+
+    id: str
+    type: str
+    name: str
+    description: str | None = None
+    scopings: list[dict[str, Any]] | None = None
+    config: dict[str, Any] | None = None
+
+    def raw(self) -> dict[str, Any]:
+        """The object as the API returned it (no field invented, unknown ones kept)."""
+        return self.model_dump(exclude_unset=True)
+
+
 @dataclass
 class LiveState:
-    """Everything a plan compares against, keyed by identity. Spaces and organizations are typed
-    (``ApiObject``); the other objects are in API read shape; unknown fields are tolerated (the
+    """Everything a plan compares against, keyed by identity. Integrations, spaces and organizations
+    are typed (``ApiObject``); the other objects are in API read shape; unknown fields are tolerated (the
     planner only looks at the fields it manages). Spaces and organizations given as dicts (a test's
-    shorthand) are parsed on construction."""
+    shorthand) are parsed on construction; so are integrations."""
 
-    integrations: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (type, name)
+    integrations: dict[tuple[str, str], LiveIntegration] = field(default_factory=dict)  # (type, name)
     spaces: list[LiveSpace] = field(default_factory=list)
     organizations: list[LiveOrganization] = field(default_factory=list)
     prompts: dict[tuple[str, str], LivePrompt] = field(default_factory=dict)  # (space_id, name)
@@ -293,6 +309,7 @@ class LiveState:
     retries: int = 0  # extra attempts the read needed (429 waits, 5xx and connection retries)
 
     def __post_init__(self) -> None:
+        self.integrations = {k: LiveIntegration.model_validate(v) for k, v in self.integrations.items()}
         self.spaces = [LiveSpace.model_validate(s) for s in self.spaces]
         self.organizations = [LiveOrganization.model_validate(o) for o in self.organizations]
 

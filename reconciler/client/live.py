@@ -38,6 +38,7 @@ from reconciler.client.http import ApiClient, path_segment
 from reconciler.model import (
     LiveDataset,
     LiveEvaluator,
+    LiveIntegration,
     LiveOrganization,
     LivePrompt,
     LiveSpace,
@@ -73,7 +74,8 @@ def read_live(client: ApiClient, scope: ReadScope) -> LiveState:
     def integrations(asked: str) -> Task:
         def read() -> None:
             for item in client.paginate("/v2/integrations", "integrations", {"type": asked}, limit=LIST_LIMIT):
-                live.integrations[(str(item.get("type", asked)), str(item.get("name")))] = item
+                obj = LiveIntegration.model_validate({"type": asked, **item})
+                live.integrations[(obj.type, obj.name)] = obj
         return read
 
     def organizations() -> None:

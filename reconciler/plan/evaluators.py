@@ -29,7 +29,7 @@ def resolve_template(r: DesiredResource, ctx: Ctx) -> tuple[dict[str, Any], tupl
             llm["ai_integration_id"] = ref(created, "id")
             depends = (created,)
         elif live is not None:
-            llm["ai_integration_id"] = live["id"]
+            llm["ai_integration_id"] = live.id
         else:
             ctx.error(r, "template_config.llm_config.integration",
                       f"no LLM integration named {name!r} in the manifests or live")

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import MISSING
 
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
-from reconciler.model import DesiredResource
+from reconciler.model import DesiredResource, LiveIntegration
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import Ctx, integration_doc, op_id, shown, to_body
 from reconciler.plan.model import SENSITIVE, Change, Operation
@@ -39,7 +39,7 @@ def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
             else:
                 _create(r, ctx)
             continue
-        have_provider = live.get("config", {}).get("provider")
+        have_provider = (live.config or {}).get("provider")
         if isinstance(doc, LlmIntegration) and (want_provider := doc.config.provider) != have_provider:
             _replace(r, ctx, live, f"provider {have_provider} -> {want_provider}")
             continue
@@ -111,44 +111,44 @@ def _create(r: DesiredResource, ctx: Ctx, action: str = "create", depends: tuple
     return ctx.add(op)
 
 
-def _replace(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any], why: str) -> None:
+def _replace(r: DesiredResource, ctx: Ctx, live: LiveIntegration, why: str) -> None:
     if not ctx.options.allow_replace:
         ctx.warnings.append(f"{r.address}: {why} cannot be patched; the replacement (delete, then create) "
                             "runs only with --allow-replace")
     delete = ctx.add(Operation(
         id=op_id(r, "delete"), action="replace", kind=r.kind, name=r.name, method="DELETE",
-        path=f"{COLLECTION}/{live['id']}", changes=(Change("", f"{live.get('type')} {live.get('name')}", None),),
+        path=f"{COLLECTION}/{live.id}", changes=(Change("", f"{live.type} {live.name}", None),),
         address=r.address, note=f"replace: {why}",
     ))
     _create(r, ctx, action="replace", depends=(delete.id,))
 
 
-def _update(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any]) -> None:
+def _update(r: DesiredResource, ctx: Ctx, live: LiveIntegration) -> None:
     body: dict[str, Any] = {}
     secrets: dict[str, str] = {}
     changes: list[Change] = []
     doc = integration_doc(r)
     if isinstance(doc, AgentIntegration) and doc.description is not MISSING \
-            and doc.description != live.get("description"):
+            and doc.description != live.description:
         body["description"] = doc.description
-        changes.append(ctx.change(r, "description", live.get("description"), doc.description))
+        changes.append(ctx.change(r, "description", live.description, doc.description))
     if doc.scopings is not MISSING:
         resolved = resolve_scopings(r, ctx)
         if resolved is None:
             return
         want = resolved
-        have = [_scoping(s) for s in live.get("scopings") or []]
+        have = [_scoping(s) for s in live.scopings or []]
         if _scoping_set(want) != _scoping_set(have):
             body["scopings"] = want
             changes.append(ctx.change(r, "scopings", have, want))
-    config = _config_patch(r, ctx, live.get("config") or {}, secrets, changes)
+    config = _config_patch(r, ctx, live.config or {}, secrets, changes)
     if config:
         body["config"] = config
     if not body:
         return
     ctx.add(Operation(
         id=op_id(r, "update"), action="update", kind=r.kind, name=r.name, method="PATCH",
-        path=f"{COLLECTION}/{live['id']}", body={"type": live.get("type"), **body}, changes=tuple(changes),
+        path=f"{COLLECTION}/{live.id}", body={"type": live.type, **body}, changes=tuple(changes),
         secrets=secrets, address=r.address, note=_write_only_reason(r, ctx, changes),
     ))
 

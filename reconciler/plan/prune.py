@@ -81,7 +81,7 @@ def unmanaged(desired: list[DesiredResource], ctx: Ctx, ownership: Ownership | N
             if ("Integration", itype, name) not in declared and ownership.owns_integration(name):
                 # a declared integration of the other type has this name: keep the two apart
                 address = f"Integration/{itype}/{name}" if name in declared_names else f"Integration/{name}"
-                out.append(Unmanaged(address, "Integration", name, f"/v2/integrations/{obj['id']}"))
+                out.append(Unmanaged(address, "Integration", name, f"/v2/integrations/{obj.id}"))
         declared_ids = {restriction_doc(r).resource_id for r in desired if r.kind == "ResourceRestriction"}
         for (rtype, rid), _ in sorted(ctx.live.restrictions.items()):
             if rtype in PRUNABLE_RESTRICTIONS and rid not in declared_ids and ownership.owns_restriction(rtype, rid):
