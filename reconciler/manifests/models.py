@@ -533,7 +533,24 @@ class Document(Strict):
     name: str = Required("The resource's name.", min_length=1)
 
 
-class Spaced(Document):
+class Resource(Document):
+    """A document that declares one resource of the API."""
+
+    protect: bool | MISSING = Doc("Never deleted or replaced by any plan (prune, --allow-replace, retention).")
+
+
+_ALIASES_DOC = ("Former names: a live resource under one of them (and none under `name`) is renamed in place "
+                "(PATCH of name, the id kept).")
+
+
+class Renamable(Strict):
+    """A kind the API can rename: former names are aliases."""
+
+    aliases: Annotated[list[NonEmpty], AfterValidator(_unique)] | MISSING = Doc(
+        _ALIASES_DOC, json_schema_extra={"uniqueItems": True})
+
+
+class Spaced(Resource):
     """A resource that lives in a space."""
 
     space: str = Required("A space name or id.", min_length=1)
@@ -559,7 +576,7 @@ _SCOPINGS_DOC = "[] = account-wide. Replaces the stored scopings."
 _TYPE_DOC = "LLM or AGENT. Immutable: a change is a replacement."
 
 
-class Integration(Document):
+class Integration(Renamable, Resource):
     """An integration; identity (type, name)."""
 
     refused = {"space": "'space' does not apply to Integration (integrations are placed with scopings)"}
@@ -625,6 +642,8 @@ class PromptVersion(Strict):
 class Prompt(Spaced):
     """A prompt in a space; identity (space, name)."""
 
+    refused = {"aliases": "'aliases' does not apply to Prompt: the API cannot rename a prompt, so a rename there "
+                          "is a replacement (a new prompt; --prune deletes the old one)"}
     kind: Literal["Prompt"] = Required("The document's kind.")
     description: str | None | MISSING = Doc("The prompt's description.")
     restricted: bool | MISSING = Doc("Manages the PROMPT resource restriction.")
@@ -644,7 +663,7 @@ class Retention(Strict):
         return self
 
 
-class Dataset(Spaced):
+class Dataset(Renamable, Spaced):
     """A dataset in a space; its examples are inline or in examples_file (read by ``examples``)."""
 
     model_config = ConfigDict(json_schema_extra={"oneOf": [{"required": ["examples"]},
@@ -692,7 +711,7 @@ class TemplateConfig(Strict):
     llm_config: LlmConfigRef = Required("The model the evaluator calls.")
 
 
-class Evaluator(Spaced):
+class Evaluator(Renamable, Spaced):
     """An LLM evaluator in a space; identity (space, name)."""
 
     kind: Literal["Evaluator"] = Required("The document's kind.")
@@ -701,11 +720,12 @@ class Evaluator(Spaced):
     template_config: TemplateConfig = Required("The template configuration.")
 
 
-class ResourceRestriction(Document):
+class ResourceRestriction(Resource):
     """A resource restriction; identity (resource_type, resource_id)."""
 
     refused = {"space": "'space' does not apply to ResourceRestriction "
-                        "(a restriction is identified by resource_type and resource_id)"}
+                        "(a restriction is identified by resource_type and resource_id)",
+               "aliases": "'aliases' does not apply to ResourceRestriction"}
     kind: Literal["ResourceRestriction"] = Required("The document's kind.")
     resource_type: Literal["PROJECT", "DASHBOARD", "PROMPT"] = Required("The restricted resource's type.")
     resource_id: NonEmpty = Required("The restricted resource's id.")

@@ -15,6 +15,7 @@ from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
 from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
 
 _HEAD = ("kind", "name", "space")
+_LIFECYCLE = ("aliases", "protect")  # kept as DesiredResource fields, never sent
 _INTEGRATION_REF = "template_config.llm_config.integration"
 
 
@@ -90,6 +91,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
                                 f"a manifest document must be a mapping with kind and name, got {a_kind_of(value)}"))
         return None
     ctx = Ctx(doc.file, doc.marks, problems, base_dir, lambda: document_label(value) or doc.label(), doc.refused)
+    ctx.extra_sources.update(doc.extra_sources)
     model: Any = None
     try:
         model = DOCUMENT.validate_python(value, context={"resolve_path": ctx.resolve_path})
@@ -104,19 +106,23 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
     # the spec the planner reads: only what was written (MISSING fields are not dumped), secrets as
     # SecretRef; after a problem, the document as written (only cross-document checks look at it)
     spec = spec_of(model) if model is not None else dict(value)
-    for k in _HEAD:
+    for k in (*_HEAD, *_LIFECYCLE):
         spec.pop(k, None)
     if kind == "Dataset":
         dataset_examples(spec, (), ctx)
         if model is not None:
             model = model.model_copy(update={"examples": spec["examples"], "examples_file": MISSING}) \
                 if "examples" in spec else model
+    aliases = value.get("aliases") if model is None else getattr(model, "aliases", MISSING)
+    protect = value.get("protect") if model is None else getattr(model, "protect", MISSING)
     return DesiredResource(
         kind=kind,
         name=name,
         space=space if isinstance(space, str) else None,
         spec=spec,
         sources=_Sources(doc.file, doc.marks, ctx.extra_sources, ctx.example_lines),
+        aliases=tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else (),
+        protect=protect is True,
         doc=model,
     )
 
@@ -148,6 +154,7 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
                                     f"an integration named '{r.name}' is also declared as {other.spec.get('type')} at "
                                     f"{there.file}:{there.line}:{there.column}; the API allows one name per type, "
                                     "but plans address integrations by name: rename one"))
+    problems.extend(_alias_problems(resources))
     integrations = {(r.spec.get("type"), r.name) for r in resources if r.kind == "Integration"}
     for r in resources:
         name = _integration_ref(r)
@@ -155,6 +162,29 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
             at = _where(r, _INTEGRATION_REF)
             problems.append(Problem(at.file, at.line, at.column, _INTEGRATION_REF,
                                     f"'{name}' is an AGENT integration; an evaluator needs an LLM integration"))
+    return problems
+
+
+def _alias_problems(resources: list[DesiredResource]) -> list[Problem]:
+    """An alias may not be a name declared in the same namespace (that resource exists), nor
+    claimed by two documents (which one would the live resource become?)."""
+    problems: list[Problem] = []
+    names = {r.identity for r in resources}
+    claimed: dict[tuple[str, ...], DesiredResource] = {}
+    for r in resources:
+        for i, alias in enumerate(r.aliases):
+            key = (*r.identity[:-1], alias)
+            at = _where(r, f"aliases.{i}")
+            if key in names:
+                problems.append(Problem(at.file, at.line, at.column, f"aliases[{i}]",
+                                        f"'{alias}' is declared as a resource of its own here; an alias names a "
+                                        "former name, one no document declares"))
+            other = claimed.setdefault(key, r)
+            if other is not r:
+                there = _where(other)
+                problems.append(Problem(at.file, at.line, at.column, f"aliases[{i}]",
+                                        f"'{alias}' is an alias of {other.address} too ({there.file}:{there.line}); "
+                                        "a former name can become one resource only"))
     return problems
 
 

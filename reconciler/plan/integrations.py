@@ -128,6 +128,9 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveIntegration) -> None:
     secrets: dict[str, str] = {}
     changes: list[Change] = []
     doc = integration_doc(r)
+    if live.name != r.name:  # renamed from an alias: the id is kept
+        body["name"] = r.name
+        changes.append(ctx.change(r, "name", live.name, r.name))
     if isinstance(doc, AgentIntegration) and doc.description is not MISSING \
             and doc.description != live.description:
         body["description"] = doc.description
