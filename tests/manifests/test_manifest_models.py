@@ -147,3 +147,28 @@ def test_the_schema_comes_from_the_models() -> None:
         "VendorAConfig", "VendorBConfig", "VendorCConfig", "CloudDConfig", "CustomConfig", "CloudEConfig",
         "NimFConfig"}
     assert schema["definitions"]["VendorAConfig"]["required"] == ["provider", "api_key"]
+
+
+@pytest.mark.parametrize("command", ["plan", "apply"])
+def test_every_bad_manifest_is_refused_by_plan_and_apply_before_any_request(
+        command: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The corpus through the CLI: exit 1, every expected ``FILE:LINE:COL: PATH: message`` line on
+    stderr, and no connection made (``connect`` would fail the test)."""
+    from click.testing import CliRunner
+
+    import reconciler.workflow
+    from reconciler.cli import main
+
+    def no_connection(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a request was about to be sent for a bad manifest")
+
+    monkeypatch.setattr(reconciler.workflow, "connect", no_connection)
+    monkeypatch.chdir(CORPUS)
+    env = {"RECONCILER_API_KEY": "admin-key", "RECONCILER_BASE_URL": "https://api.invalid"}
+    for name in sorted(p.name for p in CORPUS.glob("*.yaml")):
+        args = [command, name] + (["--auto-approve"] if command == "apply" else [])
+        result = CliRunner().invoke(main, args, env=env)
+        assert result.exit_code == 1, (name, result.output, result.exception)
+        expected = (CORPUS / name.replace(".yaml", ".expected")).read_text(encoding="utf-8").splitlines()
+        for line in expected:
+            assert line in result.stderr, (name, line, result.stderr)
