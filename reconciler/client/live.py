@@ -311,16 +311,27 @@ def _pick(obj: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
 
 
 def _integration(obj: Mapping[str, Any]) -> dict[str, Any]:
-    out = _pick(obj, ("name", "type"))
-    if obj.get("type") == "AGENT" and "description" in obj:
-        out["description"] = obj["description"]
-    if isinstance(obj.get("scopings"), list):
-        scopings = [{"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
-                    for s in obj["scopings"] if isinstance(s, Mapping)]
-        out["scopings"] = sorted(scopings, key=lambda s: (s["organization_id"] or "", s["space_id"] or ""))
-    config = obj.get("config")
+    return _integration_rest(_pick(obj, ("name", "type")), obj.get("type"), "description" in obj,
+                             obj.get("description"), obj.get("scopings"), obj.get("config"))
+
+
+def integration_essence(obj: LiveIntegration) -> dict[str, Any]:
+    """``essence("Integration", ...)`` of a typed integration, from its attributes (a plan pins
+    every integration: no copy of the object is made for it)."""
+    return _integration_rest({"name": obj.name, "type": obj.type}, obj.type, "description" in obj.model_fields_set,
+                             obj.description, obj.scopings, obj.config)
+
+
+def _integration_rest(out: dict[str, Any], itype: Any, has_description: bool, description: Any, scopings: Any,
+                      config: Any) -> dict[str, Any]:
+    if itype == "AGENT" and has_description:
+        out["description"] = description
+    if isinstance(scopings, list):
+        pairs = [{"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
+                 for s in scopings if isinstance(s, Mapping)]
+        out["scopings"] = sorted(pairs, key=lambda s: (s["organization_id"] or "", s["space_id"] or ""))
     if isinstance(config, Mapping):
-        out["config"] = _agent_config(config) if obj.get("type") == "AGENT" else _llm_config(config)
+        out["config"] = _agent_config(config) if itype == "AGENT" else _llm_config(config)
     return out
 
 

@@ -107,8 +107,7 @@ class Strict(BaseModel):
     """Every manifest mapping: unknown keys refused, immutable, no coercion, inputs never in errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, hide_input_in_errors=True,
-                              protected_namespaces=(), arbitrary_types_allowed=True,
-                              use_attribute_docstrings=False)
+                              protected_namespaces=(), arbitrary_types_allowed=True)
 
     #: keys refused here that mean something elsewhere: why, in the product's words
     refused: ClassVar[Mapping[str, str]] = {}
@@ -789,9 +788,6 @@ assert tuple(KIND_MODELS) == DOCUMENT_KINDS
 
 ManifestDocument = tagged("kind", KIND_MODELS)
 DOCUMENT: TypeAdapter[Any] = TypeAdapter(ManifestDocument, config=ConfigDict(hide_input_in_errors=True, strict=True))
-
-#: Any document model (what ``DesiredResource.doc`` holds).
-AnyDocument = LlmIntegration | AgentIntegration | Prompt | Dataset | Evaluator | ResourceRestriction | Ownership
 
 
 # ------------------------------------------------------------------ walking the models by type

@@ -27,7 +27,7 @@ from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions, Unm
 
 
 def _typed(r: DesiredResource, model: type[Any] | tuple[type[Any], ...]) -> Any:
-    doc = document_of(r.kind, r.name, r.space, r.spec, r.doc)
+    doc = r.doc if r.doc is not None else document_of(r.kind, r.name, r.space, r.spec)
     if not isinstance(doc, model):
         raise TypeError(f"{r.address}: the spec is not a valid {r.kind} document")
     return doc
