@@ -12,7 +12,7 @@ import copy
 from fnmatch import fnmatchcase
 from typing import Any
 
-from reconciler.model import DesiredResource, LiveState, Ownership
+from reconciler.model import DesiredResource, Ownership
 from reconciler.plan.context import Ctx
 from reconciler.plan.model import Operation
 
