@@ -99,7 +99,7 @@ def _auth(auth: Mapping[str, Any], name: str, env: list[str]) -> dict[str, Any]:
 def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[str]:
     """Write the manifests; returns one line per file written."""
     first = read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset()))
-    chosen = spaces or [str(s["name"]) for s in first.spaces]
+    chosen = spaces or [s.name for s in first.spaces]
     if spaces:
         unknown = [s for s in spaces if first.space_id(s) is None]
         if unknown:
@@ -125,7 +125,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[st
         written.append(f"wrote {path} ({len(docs)} resources)")
 
     notes: list[str] = []
-    write("integrations.yaml", [integration_manifest(o, env, notes) for _, o in sorted(live.integrations.items())])
+    write("integrations.yaml", [integration_manifest(o.raw(), env, notes) for _, o in sorted(live.integrations.items())])
     restrictions = [{"kind": "ResourceRestriction", "name": f"{t.lower()}-{rid}", "resource_type": t,
                      "resource_id": rid} for (t, rid) in sorted(live.restrictions) if t in ("PROJECT", "DASHBOARD")]
     write("restrictions.yaml", restrictions)
@@ -175,7 +175,7 @@ def _prompts(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
 
 
 def _evaluators(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
-    by_id = {str(o["id"]): name for (t, name), o in live.integrations.items() if t == "LLM"}
+    by_id = {o.id: name for (t, name), o in live.integrations.items() if t == "LLM"}
     docs = []
     for (esid, name), e in sorted(live.evaluators.items()):
         if esid != sid or not e.latest:

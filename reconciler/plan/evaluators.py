@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import MISSING
+
 from reconciler.model import DesiredResource, LiveEvaluator
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import Ctx
+from reconciler.plan.context import Ctx, evaluator_doc
 from reconciler.plan.model import has_ref, ref
 
 
@@ -27,7 +29,7 @@ def resolve_template(r: DesiredResource, ctx: Ctx) -> tuple[dict[str, Any], tupl
             llm["ai_integration_id"] = ref(created, "id")
             depends = (created,)
         elif live is not None:
-            llm["ai_integration_id"] = live["id"]
+            llm["ai_integration_id"] = live.id
         else:
             ctx.error(r, "template_config.llm_config.integration",
                       f"no LLM integration named {name!r} in the manifests or live")
@@ -49,10 +51,11 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
         live = ctx.live.evaluators.get((space_id, r.name))
         ctx.pin(r, ["Evaluator", space_id, r.name])
         if live is None:
+            doc = evaluator_doc(r)
             body: dict[str, Any] = {"space_id": space_id, "name": r.name, "type": "template"}
-            if r.spec.get("description") is not None:
-                body["description"] = r.spec["description"]
-            body["version"] = {"commit_message": r.spec.get("commit_message") or "create", "template_config": tc}
+            if doc.description not in (None, MISSING):
+                body["description"] = doc.description
+            body["version"] = {"commit_message": _commit_message(r, "create"), "template_config": tc}
             op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
                         changes=ctx.created(r, {k: v for k, v in {"description": body.get("description"),
                                                                    **body["version"]}.items() if v is not None}))
@@ -62,24 +65,30 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
 
 
 def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any], depends: tuple[str, ...]) -> None:
+    doc = evaluator_doc(r)
     evaluator_id = str(live.evaluator["id"])
     patch: dict[str, Any] = {}
     changes = []
     if live.evaluator.get("name") != r.name:  # renamed from an alias: the id (and every version) kept
         patch["name"] = r.name
         changes.append(ctx.change(r, "name", live.evaluator.get("name"), r.name))
-    if "description" in r.spec and r.spec["description"] != live.evaluator.get("description"):
-        patch["description"] = r.spec["description"]
-        changes.append(ctx.change(r, "description", live.evaluator.get("description"), r.spec["description"]))
+    if doc.description is not MISSING and doc.description != live.evaluator.get("description"):
+        patch["description"] = doc.description
+        changes.append(ctx.change(r, "description", live.evaluator.get("description"), doc.description))
     if patch:
         ctx.op(r, "description", "PATCH", f"/v2/evaluators/{evaluator_id}", body=patch, changes=changes)
     have = dict(((live.latest or {}).get("template_config")) or {})
     merged = _merge(have, tc)
     if merged != have or has_ref(tc):
         ctx.op(r, "version", "POST", f"/v2/evaluators/{evaluator_id}/versions",
-               body={"commit_message": r.spec.get("commit_message") or "update", "template_config": merged},
+               body={"commit_message": _commit_message(r, "update"), "template_config": merged},
                changes=nested_changes(have, merged, "template_config", source_in(r, _manifest_path)),
                depends_on=depends, note="new version")
+
+
+def _commit_message(r: DesiredResource, default: str) -> str:
+    message = evaluator_doc(r).commit_message
+    return message if isinstance(message, str) and message else default
 
 
 def _manifest_path(path: str) -> str:

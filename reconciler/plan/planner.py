@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from reconciler.errors import PlanError
 from reconciler.model import DesiredResource, LiveState, ManifestSet
-from reconciler.plan.context import Ctx
+from reconciler.plan.context import Ctx, evaluator_doc, integration_doc
 from reconciler.plan.datasets import plan_datasets
 from reconciler.plan.evaluators import plan_evaluators
 from reconciler.plan.integrations import plan_integrations
@@ -30,12 +30,9 @@ def select_targets(manifests: ManifestSet, targets: Iterable[str]) -> list[Desir
     unknown = wanted - {r.address for r in chosen} - {f"{r.kind}/{r.name}" for r in chosen}
     if unknown:
         raise PlanError(f"--target names nothing in the manifests: {', '.join(sorted(unknown))}")
-    needed = {
-        str(((r.spec.get("template_config") or {}).get("llm_config") or {}).get("integration"))
-        for r in chosen if r.kind == "Evaluator"
-    }
+    needed = {evaluator_doc(r).template_config.llm_config.integration for r in chosen if r.kind == "Evaluator"}
     extra = [r for r in manifests.of_kind("Integration")
-             if r.name in needed and r.spec.get("type") == "LLM" and r not in chosen]
+             if r.name in needed and integration_doc(r).type == "LLM" and r not in chosen]
     return [r for r in manifests if r in chosen or r in extra]
 
 
