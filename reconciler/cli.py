@@ -107,6 +107,10 @@ def _options(kw: dict[str, Any]) -> Any:
 
 
 def _events(verbose: bool) -> Callable[[str], None] | None:
+    from reconciler.telemetry import current
+
+    if verbose and (observer := current()) is not None:  # as text lines, or JSON events (--log-format json)
+        return observer.client_events()
     return (lambda line: click.echo(line, err=True)) if verbose else None
 
 
@@ -352,3 +356,11 @@ def emulator(
         host=host, port=port, db=db, admin_key=admin_key, reader_key=reader_key, space_keys=space_keys,
         rate_limit=rate_limit, faults=faults, errors_url=errors_url or DEFAULT_ERRORS_URL,
     ))
+
+
+# Registered last: `watch` (reconciler/cli_watch.py) and the options every command shares
+# (--log-format; --metrics-file on plan, apply, drift: reconciler/cli_observe.py).
+from reconciler import cli_watch  # noqa: E402,F401
+from reconciler.cli_observe import install as _install_observe  # noqa: E402
+
+_install_observe(main)

@@ -19,6 +19,7 @@ from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.model import Operation, Plan, PlanOptions
 from reconciler.plan.pins import pin_fingerprint
 from reconciler.plan.planner import make_plan
+from reconciler.telemetry import current as telemetry
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,11 @@ class Connection:
 def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None) -> ApiClient:
     endpoint = resolve_endpoint(base_url=conn.base_url, region=conn.region, host=conn.host, emulator=conn.emulator)
     key = read_api_key(conn.api_key_file, endpoint=endpoint)
-    return open_client(endpoint, key, read_only=read_only, parallelism=conn.parallelism, on_event=on_event,
-                       trace=on_event is not None)
+    client = open_client(endpoint, key, read_only=read_only, parallelism=conn.parallelism, on_event=on_event,
+                         trace=on_event is not None)
+    if (observer := telemetry()) is not None:  # --metrics-file, --log-format json, watch
+        observer.attach(client.http)
+    return client
 
 
 def load(paths: Sequence[str], stdin: TextIO | None = None, *, secrets: bool = True) -> ManifestSet:
@@ -52,7 +56,10 @@ def load(paths: Sequence[str], stdin: TextIO | None = None, *, secrets: bool = T
 
 def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:
     live = read_live(client, manifests.read_scope())
-    return live, make_plan(manifests, live, options)
+    plan = make_plan(manifests, live, options)
+    if (observer := telemetry()) is not None:
+        observer.observe_plan(manifests, plan)
+    return live, plan
 
 
 def is_plan_file(paths: Sequence[str]) -> bool:
@@ -94,6 +101,8 @@ def run_apply(
     on_done: Callable[[Outcome], None] | None = None,
 ) -> ApplyReport:
     check_replacements(plan)
+    if (observer := telemetry()) is not None:
+        on_done = observer.outcome_sink(on_done)
     return execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_start=on_start, on_done=on_done)
 
 
@@ -102,7 +111,10 @@ def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, liv
     """Re-read what apply touched, fold it into the live state the plan was made from, and plan
     again; the returned plan is empty when apply converged. Secrets are not rotated again."""
     fresh = reread_touched(plan, live, report.responses, client)
-    return make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False))
+    again = make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False))
+    if (observer := telemetry()) is not None:  # the resources' state after the apply
+        observer.observe_plan(manifests, again)
+    return again
 
 
 def not_converged(plan: Plan) -> ApplyError:
