@@ -72,8 +72,10 @@ def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr:
     conn = _connection(kw)
     if "-" in paths:
         raise ConfigError("watch reads its manifests again every cycle: standard input (-) cannot be read twice")
-    if options.rotate_secrets:
-        raise ConfigError("--rotate-secrets would send every secret on every cycle: rotate with apply instead")
+    for flag, given in (("--rotate-secrets", options.rotate_secrets), ("--rotate", options.rotate),
+                        ("--since", options.since)):
+        if given:
+            raise ConfigError(f"{flag} would send the same secrets again on every cycle: use it with apply")
     config = WatchConfig(paths=paths, interval=interval, apply=do_apply, options=options, git_pull=git_pull,
                          metrics_addr=metrics_addr, notify_url=notify_url, max_backoff=max_backoff, once=once,
                          request_retries=request_retries)

@@ -151,13 +151,10 @@ class Telemetry:
         declared = {r.address: r.kind for r in manifests} if manifests is not None else {}
         touched = {op.address for op in plan.operations}
         drifted = sorted(a for a in declared if a in touched)
-        unmanaged_ops = {op.subject: op.kind for op in plan.operations
-                         if op.action == "delete" and op.address not in declared}
-        listed = getattr(plan, "unmanaged", ())  # undeclared resources a plan lists without --prune
-        unmanaged: dict[str, str] = dict(unmanaged_ops)
-        for item in listed:
-            address = item if isinstance(item, str) else str(getattr(item, "address", item))
-            unmanaged.setdefault(address, address.partition("/")[0])
+        # undeclared resources inside the ownership: listed by the plan, or deleted by it (--prune)
+        unmanaged = {op.subject: op.kind for op in plan.operations
+                     if op.action == "delete" and op.address not in declared and op.kind == op.address.partition("/")[0]}
+        unmanaged.update((u.address, u.kind) for u in plan.unmanaged)
         counts: dict[tuple[str, str], int] = {}
         for address, kind in declared.items():
             state = "drifted" if address in touched else "in_sync"

@@ -11,8 +11,9 @@ Every ``interval`` (jittered by ±10%, so many watchers do not beat together) on
    no desired state: the cycle only reports (and ``/readyz`` stays 503).
 3. Plan against live state (``workflow.plan_against``), set the resource gauges, report.
 4. With ``apply`` and a non-empty plan: ``workflow.run_apply`` (the same guards as ``apply``: a
-   replacement only with ``--allow-replace``, deletes of undeclared resources only with ``--prune``,
-   secrets resolved before anything is sent), then ``workflow.confirm_converged``.
+   replacement only with ``--allow-replace``, deletes of undeclared resources only with ``--prune``
+   and inside the tree's ownership, protected resources kept, the secrets it sends resolved before
+   anything is sent: ``workflow.check_plan_secrets``), then ``workflow.confirm_converged``.
 
 A cycle that fails on the API (or on a plan the guards refuse) counts as a failure: the next one
 comes after an exponential backoff (base ``min(interval, 30s)``, doubling, capped at ``max_backoff``,
@@ -54,7 +55,16 @@ from reconciler.model import ManifestSet
 from reconciler.plan.model import Plan, PlanOptions
 from reconciler.plan.render import render_text, summary_line
 from reconciler.telemetry import Telemetry, set_current
-from reconciler.workflow import Connection, confirm_converged, connect, load, plan_against, run_apply
+from reconciler.workflow import (
+    Connection,
+    check_plan_secrets,
+    confirm_converged,
+    connect,
+    load,
+    plan_against,
+    prepare_options,
+    run_apply,
+)
 
 #: The first wait after a failed cycle is at most this (shorter when the interval is).
 BACKOFF_BASE = 30.0
@@ -168,12 +178,13 @@ class Watcher:
             return False, False
         outcome = "ok" if self.last_error is None else "manifest_error"
         try:
-            live, plan = plan_against(manifests, client, self.config.options)
+            live, plan = plan_against(manifests, client, prepare_options(manifests, self.config.options))
             found = self.t.observe_plan(manifests, plan)
             self._report_plan(n, plan, found["drifted"])
             left = found["drifted"]
             applied = 0
             if self.config.apply and not plan.empty and not self.stop.is_set():
+                check_plan_secrets(plan, manifests)  # what it sends must resolve, as apply checks
                 self.applying = True
                 try:
                     report = run_apply(plan, client, parallelism=self.conn.parallelism, fail_fast=False)
@@ -234,7 +245,7 @@ class Watcher:
             self._pull(n)
         try:
             before = tree_stamp(self.config.paths)
-            manifests = load(self.config.paths, secrets=self.config.apply)
+            manifests = load(self.config.paths)
             if tree_stamp(self.config.paths) != before:
                 raise ReconcilerError("the manifests changed while they were read; the next cycle reads them again")
         except ReconcilerError as exc:
