@@ -124,8 +124,23 @@ def _stdin_for(paths: tuple[str, ...]) -> Any:
 
 
 def _report_read(verbose: bool, live: Any) -> None:
+    from reconciler.telemetry import current
+
     if verbose:
-        click.echo(f"Live read: {live.requests} requests ({live.retries} retries).", err=True)
+        line = f"Live read: {live.requests} requests ({live.retries} retries)."
+        if (observer := current()) is not None:
+            observer.event("live_read", text=line, requests=live.requests, retries=live.retries)
+        else:
+            click.echo(line, err=True)
+
+
+def _problems() -> Callable[[str], None]:
+    """Where validate's problems go: stderr lines, or ``problem`` events (--log-format json)."""
+    from reconciler.telemetry import current
+
+    if (observer := current()) is not None and observer.log_format == "json":
+        return lambda line: observer.event("problem", message=line)
+    return lambda line: click.echo(line, err=True)
 
 
 @main.command()
@@ -136,7 +151,7 @@ def validate(paths: tuple[str, ...], check_secrets: bool) -> None:
     from reconciler.manifests.commands import run_validate
 
     sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
-                          err=lambda line: click.echo(line, err=True)))
+                          err=_problems()))
 
 
 @main.command()

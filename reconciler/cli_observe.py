@@ -66,6 +66,7 @@ def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
             callback(*args, **kw)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            bad_manifests = name == "validate" and code == 1
             raise
         except ReconcilerError as exc:
             code, error, bad_manifests = exc.exit_code, str(exc), isinstance(exc, ManifestError)
