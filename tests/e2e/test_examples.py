@@ -67,6 +67,9 @@ def test_adopt_exports_and_plans_empty(project: Path) -> None:
 
 def test_github_actions_recipe_runs_the_documented_commands() -> None:
     workflow = yaml.safe_load((ROOT / "examples/github-actions.yml").read_text())
-    steps = [s.get("run", "") for job in workflow["jobs"].values() for s in job["steps"]]
-    assert any("reconciler plan manifests --format markdown --detailed-exitcode" in s for s in steps)
-    assert any("reconciler apply manifests --auto-approve" in s for s in steps)
+    used = [s["with"] for job in workflow["jobs"].values() for s in job["steps"] if s.get("uses") == "./"]
+    assert {(w["paths"], w["mode"]) for w in used} == {("manifests", "plan"), ("manifests", "apply")}
+    action = yaml.safe_load((ROOT / "action.yml").read_text())  # the composite action the recipe uses
+    steps = [s.get("run", "") for s in action["runs"]["steps"]]
+    assert any("reconciler plan $PATHS $EXTRA --format markdown --detailed-exitcode" in s for s in steps)
+    assert any("reconciler apply $PATHS $EXTRA --auto-approve" in s for s in steps)
