@@ -155,3 +155,24 @@ def test_watch_git_pull_needs_a_git_work_tree(cli: Cli, tmp_path: Path) -> None:
     tree = copy_tree(tmp_path / "manifests")
     result = cli("watch", str(tree), "--git-pull", "--once")
     assert result.exit_code == 1 and "not in a git work tree" in result.stderr
+
+
+def test_watch_prunes_only_with_prune(cli: Cli, tmp_path: Path, server: tuple[str, Any]) -> None:
+    tree = copy_tree(tmp_path / "manifests")
+    assert cli("watch", str(tree), "--once", "--apply").exit_code == 0
+    api = httpx.Client(base_url=server[0], headers={"Authorization": "Bearer admin-key"})
+    space = next(s for s in api.get("/v2/spaces").json()["spaces"] if s["name"] == "research")
+    api.post("/v2/prompts", json={"space_id": space["id"], "name": "stray", "version": {
+        "commit_message": "x", "provider": "VENDOR_A", "messages": [{"role": "user", "content": "hi"}]}}
+    ).raise_for_status()
+
+    def prompts() -> list[str]:
+        return sorted(p["name"] for p in api.get("/v2/prompts", params={"space_id": space["id"]}).json()["prompts"])
+
+    kept = cli("watch", str(tree), "--once", "--apply", "--log-format", "json")
+    assert kept.exit_code == 0 and prompts() == ["stray", "summarize-ticket"]  # unmanaged: listed, left alone
+    cycle = [e for e in events(kept) if e["event"] == "cycle"][-1]
+    assert cycle["unmanaged"] == 1 and cycle["drifted"] == 0
+    pruned = cli("watch", str(tree), "--once", "--apply", "--prune")
+    assert pruned.exit_code == 0, pruned.output
+    assert prompts() == ["summarize-ticket"]
