@@ -145,9 +145,10 @@ class Telemetry:
         hooks["response"] = [*hooks.get("response", []), on_response]
         http.event_hooks = hooks
 
-    def observe_plan(self, manifests: ManifestSet | None, plan: Plan) -> dict[str, list[str]]:
+    def observe_plan(self, manifests: ManifestSet | None, plan: Plan, *, log: bool = False) -> dict[str, list[str]]:
         """Set the resource gauges from a plan made of ``manifests``; returns the addresses by state
-        (``drifted`` and ``unmanaged``; ``in_sync`` is every other declared one)."""
+        (``drifted`` and ``unmanaged``; ``in_sync`` is every other declared one). With ``log``, a
+        ``plan`` event (json) for each object the plan changes and each unmanaged one."""
         declared = {r.address: r.kind for r in manifests} if manifests is not None else {}
         touched = {op.address for op in plan.operations}
         drifted = sorted(a for a in declared if a in touched)
@@ -168,6 +169,14 @@ class Telemetry:
         summary = plan.summary()
         for action in ACTIONS:
             self.planned.labels(action).set(summary.get(action, 0))
+        if log and self.log_format == "json":
+            seen: set[str] = set()
+            for op in plan.operations:
+                if op.subject not in seen:
+                    seen.add(op.subject)
+                    self.event("plan", cycle=self.cycle, resource=op.subject, action=op.action, outcome="planned")
+            for u in plan.unmanaged:
+                self.event("plan", cycle=self.cycle, resource=u.address, action="none", outcome="unmanaged")
         return {"drifted": drifted, "unmanaged": sorted(unmanaged)}
 
     def observe_outcome(self, action: str, outcome: str) -> None:

@@ -102,7 +102,7 @@ def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions
     live = read_live(client, manifests.read_scope())
     planned = guard_integrations(make_plan(manifests, live, options), live, client)
     if (observer := telemetry()) is not None:
-        observer.observe_plan(manifests, planned)
+        observer.observe_plan(manifests, planned, log=True)
     return live, planned
 
 

@@ -106,6 +106,8 @@ def test_log_format_json_writes_one_event_a_line_with_resource_action_outcome_an
     assert len(resources) == 9 and all(e["outcome"] == "applied" for e in resources)
     assert {"ts", "resource", "action", "outcome", "duration_s"} <= set(resources[0])
     assert ("Integration/vendor-a-prod", "create") in {(e["resource"], e["action"]) for e in resources}
+    planned = [e for e in found if e["event"] == "plan"]  # what the plan would do, one event an object
+    assert len(planned) == 7 and {e["outcome"] for e in planned} == {"planned"}
     requests = [e for e in found if e["event"] == "request"]  # -v: each request as an event
     assert requests and {"method", "path", "status", "duration_s"} <= set(requests[0])
     assert found[-1]["event"] == "command" and found[-1]["outcome"] == "ok" and found[-1]["exit_code"] == 0
@@ -173,6 +175,8 @@ def test_watch_prunes_only_with_prune(cli: Cli, tmp_path: Path, server: tuple[st
     assert kept.exit_code == 0 and prompts() == ["stray", "summarize-ticket"]  # unmanaged: listed, left alone
     cycle = [e for e in events(kept) if e["event"] == "cycle"][-1]
     assert cycle["unmanaged"] == 1 and cycle["drifted"] == 0
+    listed = [e for e in events(kept) if e["event"] == "plan"]
+    assert listed == [{**listed[0], "cycle": 1, "resource": "Prompt/research/stray", "outcome": "unmanaged"}]
     pruned = cli("watch", str(tree), "--once", "--apply", "--prune")
     assert pruned.exit_code == 0, pruned.output
     assert prompts() == ["summarize-ticket"]
