@@ -188,6 +188,12 @@ class Watcher:
                 self.applying = True
                 try:
                     report = run_apply(plan, client, parallelism=self.conn.parallelism, fail_fast=False)
+                except KeyboardInterrupt:  # the signal came just before the executor's phases or after them
+                    self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
+                    self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started),
+                                 text=f"cycle {n}: interrupted at the start or end of its apply; the next run "
+                                      "plans again and converges")
+                    return False, True
                 finally:
                     self.applying = False
                 applied = len(report.of(APPLIED))

@@ -180,3 +180,24 @@ def test_watch_prunes_only_with_prune(cli: Cli, tmp_path: Path, server: tuple[st
     pruned = cli("watch", str(tree), "--once", "--apply", "--prune")
     assert pruned.exit_code == 0, pruned.output
     assert prompts() == ["summarize-ticket"]
+
+
+def test_a_signal_just_outside_the_executors_phases_still_ends_watch_cleanly(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+
+    from reconciler import watch
+
+    def signalled_before_any_call(*args: Any, **kwargs: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler raises KeyboardInterrupt here: an apply is running
+        raise AssertionError("the signal handler did not interrupt the apply")
+
+    monkeypatch.setattr(watch, "run_apply", signalled_before_any_call)
+    tree = copy_tree(tmp_path / "manifests")
+    before = signal.getsignal(signal.SIGTERM)
+    result = cli("watch", str(tree), "--apply", "--interval", "1h")
+    assert result.exit_code == 0, result.output
+    assert "interrupted at the start or end of its apply" in result.stderr
+    assert "SIGTERM: stopped after 1 cycle(s)" in result.stderr
+    assert signal.getsignal(signal.SIGTERM) == before  # its handlers are put back
