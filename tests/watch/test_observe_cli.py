@@ -201,3 +201,37 @@ def test_a_signal_just_outside_the_executors_phases_still_ends_watch_cleanly(
     assert "interrupted at the start or end of its apply" in result.stderr
     assert "SIGTERM: stopped after 1 cycle(s)" in result.stderr
     assert signal.getsignal(signal.SIGTERM) == before  # its handlers are put back
+
+
+def test_watch_git_pull_fast_forwards_before_each_cycle_and_survives_a_failed_pull(
+        cli: Cli, tmp_path: Path, server: tuple[str, Any]) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args: str, cwd: Path) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main",
+                        *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+    origin = tmp_path / "origin"
+    copy_tree(origin / "manifests")
+    git("init", cwd=origin)
+    git("add", ".", cwd=origin)
+    git("commit", "-m", "first", cwd=origin)
+    git("clone", str(origin), str(tmp_path / "clone"), cwd=tmp_path)
+    tree = tmp_path / "clone" / "manifests"
+    assert cli("watch", str(tree), "--once", "--apply", "--git-pull").exit_code == 0
+
+    prompts = origin / "manifests/research/prompts.yaml"
+    prompts.write_text(prompts.read_text().replace("Summarize a support ticket", "Pulled from git"))
+    git("commit", "-am", "second", cwd=origin)
+    assert cli("watch", str(tree), "--once", "--git-pull").exit_code == 2  # pulled: the new commit is drift
+    assert "Pulled from git" in (tree / "research/prompts.yaml").read_text()
+
+    shutil.rmtree(origin)  # the remote is gone: the pull fails, the cycle goes on with the files as they are
+    result = cli("watch", str(tree), "--once", "--apply", "--git-pull", "--log-format", "json")
+    assert result.exit_code == 0, result.output
+    pulls = [e for e in events(result) if e["event"] == "git_pull"]
+    assert pulls and pulls[0]["outcome"] == "error"
