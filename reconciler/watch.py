@@ -166,7 +166,7 @@ class Watcher:
             set_current(previous)
 
     def cycle(self, client: ApiClient) -> tuple[bool, bool]:
-        """One cycle; returns (it succeeded, drift is left)."""
+        """One cycle; returns (it succeeded, changes are left: drift, or with --prune unmanaged)."""
         self.cycles += 1
         n = self.t.cycle = self.cycles
         started = time.monotonic()
@@ -182,6 +182,7 @@ class Watcher:
             found = self.t.observe_plan(manifests, plan)
             self._report_plan(n, plan, found["drifted"])
             left = found["drifted"]
+            final = plan  # what is still to do at the end of the cycle (--once's exit code)
             applied = 0
             if self.config.apply and not plan.empty and not self.stop.is_set():
                 check_plan_secrets(plan, manifests)  # what it sends must resolve, as apply checks
@@ -208,7 +209,7 @@ class Watcher:
                                  text=f"cycle {n}: apply interrupted: {applied} calls applied, "
                                       f"{len(report.of('skipped'))} not started")
                     return False, True
-                again = confirm_converged(manifests, client, plan, live, report)
+                final = again = confirm_converged(manifests, client, plan, live, report)
                 left = self.t.observe_plan(manifests, again)["drifted"]
                 self._notify(n, found["drifted"], left)
                 if not report.ok:
@@ -233,7 +234,7 @@ class Watcher:
                           + (f", {healed} healed ({applied} calls)" if self.config.apply and found["drifted"] else "")
                           + (", manifests failing: last good state used" if outcome == "manifest_error" else "")
                           + f" ({_secs(started)}s)")
-        return True, bool(left)
+        return True, not final.empty
 
     def _delay(self, ok: bool) -> float:
         if ok or self.failures == 0:

@@ -85,8 +85,10 @@ def run_step(name: str, tmp: Path, **env: str) -> dict[str, str]:
 def test_the_action_plans_on_a_pull_request_and_applies_on_a_push(tmp_path: Path) -> None:
     if not (BIN / "reconciler").exists():
         pytest.skip("the reconciler console script is not installed next to this Python")
-    assert run_step("Choose plan or apply", tmp_path, MODE="auto", EVENT="pull_request") == {"mode": "plan"}
-    assert run_step("Choose plan or apply", tmp_path, MODE="auto", EVENT="push") == {"mode": "apply"}
+    assert run_step("Choose plan or apply", tmp_path, MODE="auto", EVENT="pull_request") == {"mode": "plan",
+                                                                                             "since": ""}
+    assert run_step("Choose plan or apply", tmp_path, MODE="auto", EVENT="push", SINCE="abc123") == {
+        "mode": "apply", "since": "abc123"}
     db = tmp_path / "state.db"
     extra = f"--emulator {db}"
     assert run_step("Plan", tmp_path, PATHS="manifests", EXTRA=extra) == {"exit-code": "2", "changes": "true"}
