@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli import _connection, _connection_options, _options, _plan_options, main
+from reconciler.cli import _connection, _connection_options, _options, _plan_options, _var_options, main
 from reconciler.cli_observe import log_format_option
 from reconciler.errors import ConfigError
 
@@ -59,6 +59,7 @@ class _Address(click.ParamType[tuple[str, int]]):
                    "retries the whole cycle with its own backoff.")
 @click.option("--once", is_flag=True, help="Run one cycle and exit: 0 in sync (or healed), 2 drift left, 1 failed.")
 @_plan_options
+@_var_options
 @_connection_options
 def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr: tuple[str, int] | None,
           git_pull: bool, notify_url: str | None, max_backoff: float, request_retries: int | None, once: bool, verbose: bool,

@@ -251,9 +251,11 @@ class Watcher:
         if self._git_tops:
             self._pull(n)
         try:
-            before = tree_stamp(self.config.paths)
-            manifests = load(self.config.paths)
-            if tree_stamp(self.config.paths) != before:
+            watched = (*self.config.paths, *self.config.options.var_files)
+            before = tree_stamp(watched)
+            manifests = load(self.config.paths, var_assignments=self.config.options.variables,
+                             var_files=self.config.options.var_files)
+            if tree_stamp(watched) != before:
                 raise ReconcilerError("the manifests changed while they were read; the next cycle reads them again")
         except ReconcilerError as exc:
             message = str(exc)
@@ -267,6 +269,9 @@ class Watcher:
             return self.last_good
         if self.last_error is not None:
             self.t.event("manifest_ok", cycle=n, text=f"cycle {n}: the manifests load again")
+        if self.last_good is None or manifests.warnings != self.last_good.warnings:
+            for warning in manifests.warnings:  # e.g. an unused --var: said when it first appears
+                self.t.event("warning", cycle=n, message=warning, text=f"Warning: {warning}")
         self.last_error = None
         self.t.manifest_loaded()
         self.last_good = manifests

@@ -235,3 +235,17 @@ def test_watch_git_pull_fast_forwards_before_each_cycle_and_survives_a_failed_pu
     assert result.exit_code == 0, result.output
     pulls = [e for e in events(result) if e["event"] == "git_pull"]
     assert pulls and pulls[0]["outcome"] == "error"
+
+
+def test_watch_takes_variables_as_plan_does(cli: Cli, tmp_path: Path, server: tuple[str, Any]) -> None:
+    tree = copy_tree(tmp_path / "manifests")
+    prompts = tree / "research/prompts.yaml"
+    prompts.write_text(prompts.read_text().replace("Summarize a support ticket", "Summaries for ${var.env}"))
+    (tmp_path / "vars.yaml").write_text("env: staging\n")
+    result = cli("watch", str(tree), "--once", "--apply", "--var-file", str(tmp_path / "vars.yaml"))
+    assert result.exit_code == 0, result.output
+    api = httpx.Client(base_url=server[0], headers={"Authorization": "Bearer admin-key"})
+    space = next(s for s in api.get("/v2/spaces").json()["spaces"] if s["name"] == "research")
+    (prompt,) = api.get("/v2/prompts", params={"space_id": space["id"]}).json()["prompts"]
+    assert prompt["description"] == "Summaries for staging"
+    assert cli("watch", str(tree), "--once", "--var", "env=prod").exit_code == 2  # another value: drift
