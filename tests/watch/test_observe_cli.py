@@ -249,3 +249,42 @@ def test_watch_takes_variables_as_plan_does(cli: Cli, tmp_path: Path, server: tu
     (prompt,) = api.get("/v2/prompts", params={"space_id": space["id"]}).json()["prompts"]
     assert prompt["description"] == "Summaries for staging"
     assert cli("watch", str(tree), "--once", "--var", "env=prod").exit_code == 2  # another value: drift
+
+
+def test_a_notice_that_cannot_be_delivered_is_logged_and_the_cycle_goes_on(cli: Cli, tmp_path: Path) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refusing(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(500)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    hook = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    try:
+        tree = copy_tree(tmp_path / "manifests")
+        url = f"http://127.0.0.1:{hook.server_address[1]}/secret-path"
+        result = cli("watch", str(tree), "--once", "--notify", url, "--log-format", "json")
+    finally:
+        hook.shutdown()
+        hook.server_close()
+    assert result.exit_code == 2  # drift left: the failed notice changes nothing else
+    notices = [e for e in events(result) if e["event"] == "notify"]
+    assert notices == [{**notices[0], "kind": "drift", "outcome": "HTTP 500"}]
+    assert "secret-path" not in result.output
+
+
+def test_watch_refuses_a_metrics_address_in_use(cli: Cli, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli("watch", str(tmp_path), "--metrics-addr", f"127.0.0.1:{port}")
+    assert result.exit_code == 1 and "cannot listen" in result.stderr
