@@ -89,8 +89,12 @@ def test_github_actions_recipe_uses_the_action_with_since_auto() -> None:
     workflow = yaml.safe_load((ROOT / "examples/github-actions.yml").read_text())
     used = {job: next(s["with"] for s in spec["steps"] if s.get("uses") == "./")
             for job, spec in workflow["jobs"].items()}
-    assert used == {"plan": {"paths": "manifests", "mode": "plan", "since": "auto"},
-                    "apply": {"paths": "manifests", "mode": "apply", "since": "auto"}}
+    assert used["plan"] == {"paths": "manifests", "mode": "plan", "since": "auto"}
+    assert used["apply"] == {"paths": "manifests", "mode": "apply", "since": "auto"}
+    environments = used["plan-environments"]  # each overlay planned with its var file, one comment each
+    assert environments["paths"] == "examples/environments/base examples/environments/overlays/${{ matrix.env }}"
+    assert environments["extra-args"] == "--var-file examples/environments/overlays/${{ matrix.env }}/vars.yaml"
+    assert environments["comment-header"] == "${{ matrix.env }}"
     assert set(workflow["jobs"]["plan"]["env"]) == {"RECONCILER_API_KEY"}  # no manifest secret to plan
     assert all(s.get("with", {}).get("fetch-depth") == 0 for job in workflow["jobs"].values()
                for s in job["steps"] if s.get("uses", "").startswith("actions/checkout"))
