@@ -106,7 +106,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
     # the spec the planner reads: only what was written (MISSING fields are not dumped), secrets as
     # SecretRef; after a problem, the document as written (only cross-document checks look at it)
     spec = spec_of(model) if model is not None else dict(value)
-    for k in (*_HEAD, *_LIFECYCLE):
+    for k in (*_HEAD, *(_LIFECYCLE if kind != "Ownership" else ())):  # an Ownership's protect is its globs
         spec.pop(k, None)
     if kind == "Dataset":
         dataset_examples(spec, (), ctx)
