@@ -68,7 +68,12 @@ def _connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Run against an in-process emulator persisted in FILE (SQLite)."),
         click.option("--parallelism", default=DEFAULT_PARALLELISM, show_default=True, type=click.IntRange(1, 64),
                      help="Concurrent requests."),
-        click.option("-v", "--verbose", is_flag=True, help="Report requests, retries and waits on stderr."),
+        click.option("--ca-file", type=click.Path(dir_okay=False), envvar="RECONCILER_CA_FILE",
+                     help="Trust the CA certificates in FILE (PEM) for TLS; else SSL_CERT_FILE, else certifi's."),
+        click.option("--timeout", type=click.FloatRange(0.1, 600), metavar="SECONDS",
+                     help="Connect timeout, and how long refused connections are retried (default 5)."),
+        click.option("-v", "--verbose", is_flag=True, help="Report every request on stderr too."),
+        click.option("-q", "--quiet", is_flag=True, help="Print only changes, drift and errors (for cron)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -95,7 +100,7 @@ def _connection(kw: dict[str, Any]) -> Any:
 
     return Connection(base_url=kw.pop("base_url"), region=kw.pop("region"), host=kw.pop("host"),
                       api_key_file=kw.pop("api_key_file"), emulator=kw.pop("emulator_db"),
-                      parallelism=kw.pop("parallelism"))
+                      parallelism=kw.pop("parallelism"), ca_file=kw.pop("ca_file"), timeout=kw.pop("timeout"))
 
 
 def _options(kw: dict[str, Any]) -> Any:
@@ -106,8 +111,9 @@ def _options(kw: dict[str, Any]) -> Any:
                        version_name=kw.pop("version_name"), targets=tuple(kw.pop("targets")))
 
 
-def _events(verbose: bool) -> Callable[[str], None] | None:
-    return (lambda line: click.echo(line, err=True)) if verbose else None
+def _events(quiet: bool) -> Callable[[str], None] | None:
+    """Retries and waits go to stderr as they happen (every request too with -v); not with -q."""
+    return None if quiet else (lambda line: click.echo(line, err=True))
 
 
 def _stdin_for(paths: tuple[str, ...]) -> Any:
@@ -146,7 +152,7 @@ def schema() -> None:
 @_plan_options
 @_connection_options
 def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
-         **kw: Any) -> None:
+         quiet: bool, **kw: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
     from reconciler.workflow import connect, load, plan_against
@@ -156,7 +162,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     manifests = load(paths, _stdin_for(paths))
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
-    with connect(conn, on_event=_events(verbose)) as client:
+    with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
     click.echo(render(result, fmt, colour=_colour()), nl=False)
@@ -173,7 +179,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @_connection_options
-def drift(paths: tuple[str, ...], fmt: str, verbose: bool, **kw: Any) -> None:
+def drift(paths: tuple[str, ...], fmt: str, verbose: bool, quiet: bool, **kw: Any) -> None:
     """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET."""
     from reconciler.plan.model import PlanOptions
     from reconciler.plan.render import render
@@ -181,7 +187,7 @@ def drift(paths: tuple[str, ...], fmt: str, verbose: bool, **kw: Any) -> None:
 
     conn = _connection(kw)
     manifests = load(paths, _stdin_for(paths), secrets=False)  # compared by presence, never sent: not read
-    with connect(conn, read_only=True, on_event=_events(verbose)) as client:
+    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client:
         live, result = plan_against(manifests, client, PlanOptions())
     _report_read(verbose, live)
     click.echo(render(result, fmt, colour=_colour()), nl=False)
@@ -194,7 +200,7 @@ def drift(paths: tuple[str, ...], fmt: str, verbose: bool, **kw: Any) -> None:
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
 @_plan_options
 @_connection_options
-def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: bool, **kw: Any) -> None:
+def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: bool, quiet: bool, **kw: Any) -> None:
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
     from reconciler.plan.render import render_text
     from reconciler.workflow import (
@@ -213,7 +219,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     conn = _connection(kw)
     from_file = is_plan_file(paths)
     manifests = None if from_file else load(paths, _stdin_for(paths))  # bad input: refused before any request
-    with connect(conn, on_event=_events(verbose)) as client:
+    with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
         if from_file:
             planned = read_plan_file(paths[0])
             _refuse_plan_options(options)
@@ -312,13 +318,13 @@ def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fas
 @click.option("--space", "spaces", multiple=True, help="Export this space's prompts, datasets and evaluators.")
 @click.option("--out", "out_dir", default="exported", show_default=True, type=click.Path(file_okay=False))
 @_connection_options
-def export(spaces: tuple[str, ...], out_dir: str, verbose: bool, **kw: Any) -> None:
+def export(spaces: tuple[str, ...], out_dir: str, verbose: bool, quiet: bool, **kw: Any) -> None:
     """Write manifests from live state (adoption of existing resources)."""
     from reconciler.export import export_manifests
     from reconciler.workflow import connect
 
     conn = _connection(kw)
-    with connect(conn, read_only=True, on_event=_events(verbose)) as client:
+    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client:
         written = export_manifests(client, list(spaces), Path(out_dir))
     for line in written:
         click.echo(line)
