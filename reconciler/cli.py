@@ -251,8 +251,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
             raise ReconcilerError(f"apply interrupted: {len(report.of('applied'))} calls applied, "
                                   f"{len(report.of('skipped'))} not started (listed above); re-run to converge")
         if not report.ok:
-            raise ReconcilerError(f"apply finished with {len(report.of('failed'))} failed and "
-                                  f"{len(report.of('skipped'))} skipped calls; re-run to converge")
+            raise ReconcilerError(report.failure_summary())
         if manifests is None:
             click.echo("Applied. Convergence was not re-checked: the plan file's manifests ("
                        + ", ".join(planned.manifests) + ") are not found here or under " + (planned.workdir or "?")

@@ -24,6 +24,19 @@ JsonSchema = dict[str, Any]
 
 SECRET_LITERAL = ("a secret must be a reference: {env: NAME} or {file: PATH}; "
                   "literal values would end up in git")
+#: ``${NAME}`` or ``$NAME`` written where a secret goes: shell-style interpolation that reconciler does
+#: not do (``${var.NAME}`` is a manifest variable, not this).
+SHELL_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\Z")
+
+
+def secret_literal(value: Any) -> str:
+    """The message for a literal where a secret reference goes; ``${VAR}`` gets the reference to write."""
+    if isinstance(value, str) and not value.startswith("${var.") and (m := SHELL_VARIABLE.fullmatch(value.strip())):
+        return (f"'{value.strip()}' is not expanded: reconciler reads no shell variables in values; "
+                f"write {{env: {m.group(1)}}} to read the secret from the environment variable {m.group(1)}")
+    return SECRET_LITERAL
+
+
 HEADER_SIZE_MEASURE = ("measured as the UTF-8 length of the compact JSON object "
                        '{"name":"value",...}')
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -335,7 +348,7 @@ class Secret(Type):
             ctx.problem(path, "must be a secret reference {env: NAME} or {file: PATH}, not null")
             return None
         if not isinstance(value, dict):
-            ctx.problem(path, SECRET_LITERAL)
+            ctx.problem(path, secret_literal(value))
             return None
         keys = list(value)
         if len(keys) != 1 or keys[0] not in ("env", "file"):
@@ -406,7 +419,9 @@ class Headers(Type):
                             "not null (to clear every header, write headers: null)")
                 continue
             if not isinstance(v, dict):
-                ctx.problem(hpath, SECRET_LITERAL + " (header values are write-only secrets)")
+                message = secret_literal(v)
+                ctx.problem(hpath, message + (" (header values are write-only secrets)" if message == SECRET_LITERAL
+                                              else ""))
                 continue
             out[name] = secret.check(v, hpath, ctx)
         size = serialized_header_bytes({k: "" for k in value})
@@ -451,8 +466,9 @@ class Struct(Type):
                 out[k] = t.check(v, (*path, k), ctx)
             else:
                 self._unknown(k, (*path, k), ctx)
+        misspelt = {suggest(k, self.fields) for k in value if k not in fields}  # one typo is one problem
         for r in self.required:
-            if r not in value:
+            if r not in value and r not in misspelt:
                 ctx.problem(path, f"missing required field '{r}'" + self.required_reason.get(r, ""), key=True)
         for rule in self.rules:
             rule(out, path, ctx)

@@ -28,7 +28,12 @@ def select_targets(manifests: ManifestSet, targets: Iterable[str]) -> list[Desir
     chosen = [r for r in manifests if r.address in wanted or f"{r.kind}/{r.name}" in wanted]
     unknown = wanted - {r.address for r in chosen} - {f"{r.kind}/{r.name}" for r in chosen}
     if unknown:
-        raise PlanError(f"--target names nothing in the manifests: {', '.join(sorted(unknown))}")
+        import difflib
+
+        known = sorted({r.address for r in manifests} | {f"{r.kind}/{r.name}" for r in manifests})
+        hints = [f"{u} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(u, known, n=1, cutoff=0.6))
+                 else u for u in sorted(unknown)]
+        raise PlanError(f"--target names nothing in the manifests: {', '.join(hints)}")
     needed = {
         str(((r.spec.get("template_config") or {}).get("llm_config") or {}).get("integration"))
         for r in chosen if r.kind == "Evaluator"

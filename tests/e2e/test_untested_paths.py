@@ -96,6 +96,18 @@ def test_an_apply_that_does_not_converge_exits_1_and_names_what_still_differs(
     assert "Prompt/research/summarize-ticket: description" in result.stderr
 
 
+def test_a_refused_create_says_what_to_change_and_where_not_re_run(cli: Cli, tree: Path,
+                                                                    server: tuple[str, Any]) -> None:
+    httpx.post(f"{server[0]}/_emulator/faults", json={"route": "POST /v2/prompts", "status": 422, "times": 5}
+               ).raise_for_status()
+    result = cli("apply", str(tree), "--auto-approve")
+    assert result.exit_code == 1
+    prompts = tree / "research/prompts.yaml"
+    assert re.search(rf"Prompt/research/summarize-ticket: 422 .* -> change \S+ at {re.escape(str(prompts))}:\d+",
+                     result.stderr), result.stderr
+    assert "re-run to converge" not in result.stderr and "Fix them and re-run." in result.stderr
+
+
 # ---------------------------------------------------------------- export
 
 
@@ -311,7 +323,8 @@ def test_a_reader_key_plans_and_drifts_but_cannot_apply(env: None, tree: Path, s
     assert all(k.startswith("GET ") for k in stats()), stats()
     refused = run_at(url, "apply", str(tree), "--auto-approve", "--api-key-file", str(key_file))
     assert refused.exit_code == 1
-    assert "403" in refused.stdout + refused.stderr
+    assert "403" in refused.stdout and "use a key that may write" in refused.stderr
+    assert "re-run to converge" not in refused.stderr  # the same key would be refused again
 
 
 def test_api_key_file_is_used_when_no_key_is_in_the_environment(env: None, tree: Path, server: tuple[str, Any],
@@ -366,3 +379,9 @@ def test_tls_with_a_self_signed_certificate_is_refused_untrusted_and_accepted_wi
     by_env = run_at(url, "plan", str(tree), "--detailed-exitcode")
     assert by_env.exit_code == 0, by_env.output
     assert json.loads(run_at(url, "plan", str(tree), "--format", "json").stdout)["summary"]["create"] == 0
+
+
+def test_an_unknown_target_suggests_the_closest_address(cli: Cli, tree: Path) -> None:
+    result = cli("plan", str(tree), "--target", "Prompt/research/summarize-tickets")
+    assert result.exit_code == 1
+    assert "Prompt/research/summarize-tickets (did you mean Prompt/research/summarize-ticket?)" in result.stderr
