@@ -314,19 +314,26 @@ def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fas
 
 
 @main.command()
+@click.argument("addresses", nargs=-1, metavar="[KIND/NAME]...")
 @click.option("--space", "spaces", multiple=True, help="Export this space's prompts, datasets and evaluators.")
 @click.option("--out", "out_dir", default="exported", show_default=True, type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Write into --out even when it is not empty.")
 @_connection_options
-def export(spaces: tuple[str, ...], out_dir: str, verbose: bool, quiet: bool, **kw: Any) -> None:
-    """Write manifests from live state (adoption of existing resources)."""
-    from reconciler.export import export_manifests
+def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, force: bool, verbose: bool,
+           quiet: bool, **kw: Any) -> None:
+    """Write manifests from live state (adoption of existing resources): everything, the spaces
+    of --space, or the resources named (KIND/NAME, or KIND/SPACE/NAME for a prompt, dataset or
+    evaluator)."""
+    from reconciler.export import check_out_dir, export_manifests
     from reconciler.workflow import connect
 
     conn = _connection(kw)
+    check_out_dir(Path(out_dir), force)  # before any request
     with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client:
-        written = export_manifests(client, list(spaces), Path(out_dir))
-    for line in written:
-        click.echo(line)
+        written = export_manifests(client, list(spaces), Path(out_dir), list(addresses))
+    if not quiet:
+        for line in written:
+            click.echo(line)
 
 
 @main.command()
