@@ -87,7 +87,11 @@ def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--prune", is_flag=True, help="Delete undeclared resources of the kinds and spaces named."),
         click.option("--allow-empty", is_flag=True, help="Let --prune delete every resource of a kind."),
         click.option("--allow-replace", is_flag=True, help="Allow replacements (type or provider changes)."),
+        click.option("--rotate", "rotate", multiple=True, metavar="KIND/NAME",
+                     help="Send this resource's secrets even when they exist live (repeatable)."),
         click.option("--rotate-secrets", is_flag=True, help="Send every secret even when it exists live."),
+        click.option("--since", metavar="REF", help="Send write-only fields whose declaration changed since this "
+                     "git revision (e.g. the merge base)."),
         click.option("--version-name", help="Name of the dataset version an apply makes (default: UTC timestamp)."),
     ]
     for option in reversed(options):
@@ -108,7 +112,8 @@ def _options(kw: dict[str, Any]) -> Any:
 
     return PlanOptions(allow_replace=kw.pop("allow_replace"), rotate_secrets=kw.pop("rotate_secrets"),
                        prune=kw.pop("prune"), allow_empty=kw.pop("allow_empty"),
-                       version_name=kw.pop("version_name"), targets=tuple(kw.pop("targets")))
+                       version_name=kw.pop("version_name"), targets=tuple(kw.pop("targets")),
+                       rotate=tuple(kw.pop("rotate")), since=kw.pop("since"))
 
 
 def _events(quiet: bool) -> Callable[[str], None] | None:
@@ -155,17 +160,19 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
          quiet: bool, **kw: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
-    from reconciler.workflow import connect, load, plan_against
+    from reconciler.workflow import check_plan_secrets, connect, load, plan_against, prepare_options
 
     options = _options(kw)
     conn = _connection(kw)
     manifests = load(paths, _stdin_for(paths))
+    options = prepare_options(manifests, options)
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
     with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
-    click.echo(render(result, fmt, colour=_colour()), nl=False)
+    check_plan_secrets(result, manifests)
+    click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
     if out_file:
         try:
             Path(out_file).write_text(replace(result, workdir=os.getcwd()).dumps(), encoding="utf-8")
@@ -178,20 +185,26 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--prune", is_flag=True, help="Count unmanaged resources (inside the ownership) as drift.")
+@click.option("--since", metavar="REF", help="Count write-only fields whose declaration changed since this git "
+              "revision as drift.")
 @_connection_options
-def drift(paths: tuple[str, ...], fmt: str, verbose: bool, quiet: bool, **kw: Any) -> None:
-    """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET."""
+def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verbose: bool, quiet: bool,
+          **kw: Any) -> None:
+    """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET.
+    Unmanaged resources are listed; with --prune they count as drift."""
     from reconciler.plan.model import PlanOptions
     from reconciler.plan.render import render
-    from reconciler.workflow import connect, load, plan_against
+    from reconciler.workflow import connect, load, plan_against, prepare_options
 
     conn = _connection(kw)
-    manifests = load(paths, _stdin_for(paths), secrets=False)  # compared by presence, never sent: not read
+    manifests = load(paths, _stdin_for(paths))  # secrets are compared by presence, never sent: never read
+    options = prepare_options(manifests, PlanOptions(since=since))
     with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client:
-        live, result = plan_against(manifests, client, PlanOptions())
+        live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
-    click.echo(render(result, fmt, colour=_colour()), nl=False)
-    sys.exit(0 if result.empty else 2)
+    click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
+    sys.exit(0 if result.empty and not (prune and result.unmanaged) else 2)
 
 
 @main.command()
@@ -204,6 +217,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
     from reconciler.plan.render import render_text
     from reconciler.workflow import (
+        check_plan_secrets,
         check_replacements,
         confirm_converged,
         connect,
@@ -211,6 +225,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         load,
         not_converged,
         plan_against,
+        prepare_options,
         read_plan_file,
         stale_objects,
     )
@@ -219,6 +234,8 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     conn = _connection(kw)
     from_file = is_plan_file(paths)
     manifests = None if from_file else load(paths, _stdin_for(paths))  # bad input: refused before any request
+    if manifests is not None:
+        options = prepare_options(manifests, options)
     with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
         if from_file:
             planned = read_plan_file(paths[0])
@@ -235,10 +252,11 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
             assert manifests is not None
             live, planned = plan_against(manifests, client, options)
             _report_read(verbose, live)
-        click.echo(render_text(planned, colour=_colour()), nl=False)
+        click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
         if planned.empty:
             return
         check_replacements(planned)
+        check_plan_secrets(planned, manifests)
         if not auto_approve and not from_file:
             if not sys.stdin.isatty():
                 raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
@@ -273,7 +291,8 @@ def _refuse_plan_options(options: Any) -> None:
     silently ignored, so it is refused (``--allow-replace`` only consents, and is taken)."""
     given = [flag for flag, on in (("--prune", options.prune), ("--allow-empty", options.allow_empty),
                                    ("--rotate-secrets", options.rotate_secrets), ("--target", options.targets),
-                                   ("--version-name", options.version_name)) if on]
+                                   ("--version-name", options.version_name), ("--rotate", options.rotate),
+                                   ("--since", options.since)) if on]
     if given:
         raise ReconcilerError(f"{', '.join(given)}: options of plan, not of apply PLANFILE (the plan file was made "
                               "with its own); make the plan again with them")
@@ -346,9 +365,11 @@ def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, fo
 @click.option("--rate-limit", type=float, metavar="RPS", help="Token bucket per key.")
 @click.option("--faults", metavar="SPEC", help="e.g. seed=7,error_rate=0.05,reset_rate=0.02,latency_ms=20")
 @click.option("--errors-url", default=None, help="Base of the problem type URIs.")
+@click.option("--space", "spaces", multiple=True, metavar="NAME",
+              help="Create this space too, when missing (repeatable; default and research always exist).")
 def emulator(
     host: str, port: int, db: str | None, admin_key: str, reader_key: str, space_key: tuple[str, ...],
-    rate_limit: float | None, faults: str | None, errors_url: str | None,
+    rate_limit: float | None, faults: str | None, errors_url: str | None, spaces: tuple[str, ...],
 ) -> None:
     """Serve the API emulator over HTTP."""
     from reconciler.emulator.core import DEFAULT_ERRORS_URL, EmulatorSettings
@@ -362,5 +383,5 @@ def emulator(
         space_keys[key] = space
     serve(EmulatorSettings(
         host=host, port=port, db=db, admin_key=admin_key, reader_key=reader_key, space_keys=space_keys,
-        rate_limit=rate_limit, faults=faults, errors_url=errors_url or DEFAULT_ERRORS_URL,
+        rate_limit=rate_limit, faults=faults, errors_url=errors_url or DEFAULT_ERRORS_URL, spaces=spaces,
     ))

@@ -9,8 +9,9 @@ examples already loaded from ``examples_file``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
@@ -110,10 +111,41 @@ class DesiredResource:
             path = path.rpartition(".")[0]
 
 
+def _matches(globs: Iterable[str], value: str) -> bool:
+    return any(fnmatchcase(value, g) for g in globs)
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """What a tree owns (product.md section 5): every Prompt, Dataset and Evaluator in ``spaces``
+    (names or ids, as the manifests write them), the integrations whose name matches a glob of
+    ``integrations``, and the restrictions whose ``TYPE/resource_id`` (or ``resource_id``) matches a
+    glob of ``resource_restrictions``. A list left out owns nothing. ``protect``: ``KIND/NAME`` globs
+    no plan may delete or replace. ``sources`` as ``DesiredResource.sources``."""
+
+    name: str
+    spaces: tuple[str, ...] = ()
+    integrations: tuple[str, ...] = ()
+    resource_restrictions: tuple[str, ...] = ()
+    protect: tuple[str, ...] = ()
+    sources: Mapping[str, Source] = field(default_factory=dict)
+
+    def owns_integration(self, name: str) -> bool:
+        return _matches(self.integrations, name)
+
+    def owns_restriction(self, resource_type: str, resource_id: str) -> bool:
+        return (_matches(self.resource_restrictions, f"{resource_type}/{resource_id}")
+                or _matches(self.resource_restrictions, resource_id))
+
+    def source(self, path: str = "") -> Source | None:
+        return DesiredResource("Ownership", self.name, {}, sources=self.sources).source(path)
+
+
 @dataclass(frozen=True)
 class ManifestSet:
     resources: tuple[DesiredResource, ...]
     paths: tuple[str, ...] = ()  # what was loaded (files, directories or "-")
+    ownership: Ownership | None = None  # the tree's Ownership document, when it has one
 
     def __iter__(self) -> Iterator[DesiredResource]:
         return iter(self.resources)
@@ -127,13 +159,18 @@ class ManifestSet:
                 (str(r.space), r.name) for r in self.of_kind(kind) if pred is None or pred(r)
             )
 
+        spaces = {str(r.space) for r in self.resources if r.space}
+        kinds = {r.kind for r in self.resources}
+        if self.ownership is not None:  # every kind of every owned space: what is unmanaged there is listed
+            spaces |= set(self.ownership.spaces)
+            kinds |= set(SPACED_KINDS) if self.ownership.spaces else set()
         return ReadScope(
-            spaces=frozenset(str(r.space) for r in self.resources if r.space),
+            spaces=frozenset(spaces),
             prompts=keys("Prompt"),
             datasets=keys("Dataset"),
             evaluators=keys("Evaluator"),
             retention=keys("Dataset", lambda r: r.spec.get("experiment_retention") is not None),
-            kinds=frozenset(r.kind for r in self.resources),
+            kinds=frozenset(kinds),
         )
 
 

@@ -3,6 +3,7 @@ convergence. The CLI parses flags and prints; everything it runs is here."""
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -11,14 +12,16 @@ from typing import TextIO
 
 from reconciler.apply.confirm import reread_touched
 from reconciler.apply.executor import ApplyReport, Outcome, execute
+from reconciler.apply.resolve import lookup
 from reconciler.client.http import ApiClient, open_client
-from reconciler.client.live import read_live
+from reconciler.client.live import read_integration_users, read_live
 from reconciler.client.settings import DEFAULT_PARALLELISM, read_api_key, resolve_endpoint
-from reconciler.errors import ApplyError, ManifestError, PlanError
+from reconciler.errors import ApplyError, ConfigError, ManifestError, PlanError, SecretError
 from reconciler.model import LiveState, ManifestSet
-from reconciler.plan.model import Operation, Plan, PlanOptions
+from reconciler.plan.context import parse_secret_spec
+from reconciler.plan.model import Operation, Plan, PlanOptions, has_ref
 from reconciler.plan.pins import pin_fingerprint
-from reconciler.plan.planner import make_plan
+from reconciler.plan.planner import make_plan, order
 
 
 @dataclass(frozen=True)
@@ -44,21 +47,99 @@ def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[st
                        connect_timeout=conn.timeout)
 
 
-def load(paths: Sequence[str], stdin: TextIO | None = None, *, secrets: bool = True) -> ManifestSet:
-    """Manifests, validated; with ``secrets`` every secret reference must resolve (before any request)."""
-    from reconciler.manifests import check_secrets, load_manifests
+def load(paths: Sequence[str], stdin: TextIO | None = None) -> ManifestSet:
+    """Manifests, validated. Secrets are not read: a plan resolves only what it sends
+    (``check_plan_secrets``)."""
+    from reconciler.manifests import load_manifests
 
-    manifests = load_manifests(paths, stdin=stdin)
-    if secrets:
-        problems = check_secrets(manifests)
-        if problems:
-            raise ManifestError(problems)
-    return manifests
+    return load_manifests(paths, stdin=stdin)
+
+
+def prepare_options(manifests: ManifestSet, options: PlanOptions) -> PlanOptions:
+    """Check the options that name manifests (``--rotate``) and compute what ``--since`` resends;
+    every problem is raised before any request."""
+    from reconciler.manifests.history import changed_since
+
+    declared = {r.address: r for r in manifests} | {f"{r.kind}/{r.name}": r for r in manifests}
+    for target in options.rotate:
+        r = declared.get(target)
+        if r is None:
+            hint = difflib.get_close_matches(target, sorted(declared), n=1)
+            raise ConfigError(f"--rotate {target}: no such resource in the manifests"
+                              + (f"; did you mean {hint[0]}?" if hint else ""))
+        if r.kind != "Integration":
+            raise ConfigError(f"--rotate {target}: a {r.kind} has no write-only secrets (only integrations do)")
+    rotate = tuple(sorted({declared[t].address for t in options.rotate}))
+    resend = changed_since(options.since, manifests.paths, manifests) if options.since else ()
+    return replace(options, rotate=rotate, resend=resend)
+
+
+def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
+    """Every secret the plan sends must resolve (an unset variable, a missing or empty file, an
+    oversized header map are problems at their ``file:line``); a secret it does not send is never
+    read, so a pull-request plan needs no production secret."""
+    from reconciler.manifests import check_secrets
+
+    sent = {(op.address, pointer.lstrip("/").replace("/", ".")) for op in plan for pointer in op.secrets}
+    if not sent:
+        return
+    if manifests is None:
+        problems = []
+        for op in plan:
+            for pointer, spec in sorted(op.secrets.items()):
+                try:
+                    parse_secret_spec(spec).resolve()
+                except SecretError as exc:
+                    problems.append(f"{op.address}: {pointer.lstrip('/').replace('/', '.')}: {exc.message}")
+    else:
+        def wanted(address: str, path: str) -> bool:
+            return any(a == address and (p == path or p.startswith(path + ".")) for a, p in sent)
+
+        problems = check_secrets(manifests, only=wanted)
+    if problems:
+        raise ManifestError(problems)
 
 
 def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:
     live = read_live(client, manifests.read_scope())
-    return live, make_plan(manifests, live, options)
+    planned = make_plan(manifests, live, options)
+    return live, guard_integrations(planned, live, client)
+
+
+def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
+    """No plan deletes or replaces an integration that a live evaluator uses (declared or not, in
+    any space), unless the same plan first moves that evaluator to another integration: the
+    delete then waits for the move. Reads the account's evaluators only when such a delete exists."""
+    deletes = {op.path.rsplit("/", 1)[-1]: op for op in plan
+               if op.kind == "Integration" and op.method == "DELETE"}
+    if not deletes:
+        return plan
+    moves: dict[str, Operation] = {}
+    for op in plan:
+        if op.kind == "Evaluator" and op.method == "POST" and op.path.endswith("/versions"):
+            moves[op.path.split("/")[3]] = op
+    refusals: dict[str, list[str]] = {}
+    waits: dict[str, list[str]] = {}
+    for integration_id, space, name, evaluator_id in read_integration_users(client, live):
+        delete = deletes.get(integration_id)
+        if delete is None:
+            continue
+        move = moves.get(evaluator_id)
+        target = lookup(move.body, "template_config.llm_config.ai_integration_id") if move else None
+        if isinstance(target, str) and target != integration_id and not has_ref(target):
+            waits.setdefault(delete.id, []).append(move.id)  # type: ignore[union-attr]
+        else:
+            refusals.setdefault(delete.address, []).append(f"evaluator {name} in space {space}")
+    if refusals:
+        raise PlanError("cannot plan:\n" + "\n".join(
+            f"  {address}: the plan would {'replace' if any(o.action == 'replace' for o in plan if o.address == address) else 'delete'} "
+            f"it, and it is used by {', '.join(sorted(users))}; move "
+            f"{'those evaluators' if len(users) > 1 else 'that evaluator'} to another integration first"
+            for address, users in sorted(refusals.items())))
+    if not waits:
+        return plan
+    ops = [replace(op, depends_on=(*op.depends_on, *waits[op.id])) if op.id in waits else op for op in plan]
+    return replace(plan, operations=tuple(order(ops)))
 
 
 def is_plan_file(paths: Sequence[str]) -> bool:
@@ -76,8 +157,10 @@ def read_plan_file(path: str) -> Plan:
 
 
 def stale_objects(plan: Plan, client: ApiClient) -> tuple[list[str], LiveState]:
-    """Addresses whose live object changed since the plan was made, and the live state read."""
+    """Addresses whose live object changed since the plan was made, and the live state read.
+    The integration guard is checked again: an evaluator may have started using one since."""
     live = read_live(client, plan.scope)
+    guard_integrations(plan, live, client)
     stale = [address for address, key in sorted(plan.pins.items())
              if pin_fingerprint(key, live) != plan.fingerprints.get(address)]
     return stale, live
@@ -108,7 +191,7 @@ def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, liv
     """Re-read what apply touched, fold it into the live state the plan was made from, and plan
     again; the returned plan is empty when apply converged. Secrets are not rotated again."""
     fresh = reread_touched(plan, live, report.responses, client)
-    return make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False))
+    return make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False, rotate=(), resend=()))
 
 
 def not_converged(plan: Plan) -> ApplyError:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -78,12 +79,14 @@ class InProcessTransport(httpx.BaseTransport):
 
 
 def emulator_transport(db: str) -> InProcessTransport:
-    """The emulator persisted in the SQLite file ``db``, served in-process."""
+    """The emulator persisted in the SQLite file ``db``, served in-process; the spaces named in
+    ``RECONCILER_EMULATOR_SPACES`` (comma-separated) are created when missing."""
     from reconciler.emulator.app import create_app
     from reconciler.emulator.core import Emulator, EmulatorSettings
 
+    spaces = tuple(n.strip() for n in os.environ.get("RECONCILER_EMULATOR_SPACES", "").split(",") if n.strip())
     try:
-        emu = Emulator(EmulatorSettings(db=db))
+        emu = Emulator(EmulatorSettings(db=db, spaces=spaces))
     except sqlite3.Error as exc:
         raise ConfigError(f"--emulator {db}: cannot open the emulator's SQLite file ({exc})") from None
     return InProcessTransport(create_app(emu), on_close=emu.store.close)

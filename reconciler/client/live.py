@@ -339,3 +339,40 @@ def _template_config(config: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("llm_config"), Mapping):
         out["llm_config"] = _pick(out["llm_config"], _LLM_CONFIG_FIELDS)
     return out
+
+
+# ---------------------------------------------------------------- who uses an integration
+
+
+def read_integration_users(client: ApiClient, live: LiveState) -> list[tuple[str, str, str, str]]:
+    """``(integration id, space name, evaluator name, evaluator id)`` for every evaluator of the
+    account whose latest version names an integration (``llm_config.ai_integration_id``), declared
+    or not, in every space. Read only when a plan would delete or replace an integration: the
+    evaluators the live read already holds are reused, the other spaces are listed and each
+    evaluator read once."""
+    found: list[tuple[str, str, str, str]] = []
+    known = {sid for sid, _ in live.evaluators}
+
+    def use(space_id: str, evaluator: LiveEvaluator) -> None:
+        llm = ((evaluator.latest or {}).get("template_config") or {}).get("llm_config") or {}
+        if llm.get("ai_integration_id"):
+            found.append((str(llm["ai_integration_id"]), live.space_name(space_id),
+                          str(evaluator.evaluator.get("name")), str(evaluator.evaluator.get("id"))))
+
+    def latest(space_id: str, evaluator: LiveEvaluator) -> Task:
+        def read() -> None:
+            if evaluator.latest is None:
+                _read_evaluator(client, evaluator)()
+            use(space_id, evaluator)
+        return read
+
+    def space(space_id: str) -> Task:
+        def read() -> list[Task]:
+            items = client.paginate("/v2/evaluators", "evaluators", {"space_id": space_id}, limit=LIST_LIMIT)
+            return [latest(space_id, LiveEvaluator(evaluator=item)) for item in items]
+        return read
+
+    tasks: list[Task] = [latest(sid, e) for (sid, _), e in sorted(live.evaluators.items())]
+    tasks += [space(str(s["id"])) for s in live.spaces if str(s.get("id")) not in known]
+    run_tasks(tasks, client.parallelism)
+    return sorted(found)

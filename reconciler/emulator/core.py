@@ -21,6 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 DEFAULT_ERRORS_URL = "https://docs.platform.example/api/errors"
+#: The spaces a new emulator has (in its one organization, ``default-org``).
+DEFAULT_SPACES = ("default", "research")
 
 PROBLEM_TITLES: Mapping[int, tuple[str, str]] = {
     400: ("Invalid request parameters", "invalid-request"),
@@ -47,6 +49,7 @@ class EmulatorSettings:
     errors_url: str = DEFAULT_ERRORS_URL
     rate_limit: float | None = None  # requests per second per key (token bucket)
     faults: str | None = None  # e.g. "seed=7,error_rate=0.05,reset_rate=0.02,latency_ms=20"
+    spaces: tuple[str, ...] = ()  # more spaces to create (in the first organization) when missing
 
 
 class Problem(Exception):
@@ -482,12 +485,18 @@ class Emulator:
 
     def _seed(self) -> None:
         with self.store.transaction():
-            if self.store.count("organization"):
-                return
-            org = {"id": self.store.new_id("Organization"), "name": "default-org", "created_at": now()}
-            self.store.insert("organization", org)
-            for name in ("default", "research"):
-                self.create_space(name, org["id"])
+            if not self.store.count("organization"):
+                org = {"id": self.store.new_id("Organization"), "name": "default-org", "created_at": now()}
+                self.store.insert("organization", org)
+                for name in DEFAULT_SPACES:
+                    self.create_space(name, org["id"])
+            if self.settings.spaces:
+                org_id = self.store.scan("organization", limit=1)[0][1]["id"]
+                existing = {doc.get("name") for _, doc in self.store.scan("space")}
+                for name in self.settings.spaces:
+                    if name not in existing:
+                        self.create_space(name, org_id)
+                        existing.add(name)
 
     def create_space(self, name: str, organization_id: str, description: str | None = None) -> dict[str, Any]:
         space = {

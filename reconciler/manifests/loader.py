@@ -15,7 +15,7 @@ from typing import TextIO
 
 from reconciler.errors import ManifestError
 from reconciler.manifests import yamlload
-from reconciler.manifests.validate import cross_document_problems, validate_document
+from reconciler.manifests.validate import cross_document_problems, ownership_of, validate_document
 from reconciler.manifests.yamlload import Problem, parse_documents, read_file, read_text
 from reconciler.model import DesiredResource, ManifestSet
 
@@ -99,12 +99,14 @@ def load(paths: Sequence[str], *, stdin: TextIO | None = None) -> Loaded:
             resource = validate_document(doc, problems, base_dir)
             if resource is not None:
                 resources.append(resource)
+    ownership = ownership_of(resources, problems)
+    resources = [r for r in resources if r.kind != "Ownership"]
     problems.extend(cross_document_problems(resources))
     if problems:
         rank = {f: i for i, f in enumerate(shown_files)}
         problems.sort(key=lambda p: (rank.get(p.file, len(rank)), p.file, p.line, p.column))
         raise ManifestError([str(p) for p in problems])
-    return Loaded(ManifestSet(tuple(resources), paths=tuple(paths)), tuple(shown_files))
+    return Loaded(ManifestSet(tuple(resources), paths=tuple(paths), ownership=ownership), tuple(shown_files))
 
 
 def load_manifests(paths: Sequence[str], *, stdin: TextIO | None = None) -> ManifestSet:

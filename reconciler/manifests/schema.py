@@ -35,8 +35,9 @@ from reconciler.manifests.fieldtypes import (
     Struct,
     Tagged,
     Type,
+    suggest,
 )
-from reconciler.model import KINDS
+from reconciler.model import KINDS, SPACED_KINDS
 from reconciler.providers import (
     AGENT_ENDPOINT_MAX_CHARS,
     AGENT_FIELDS,
@@ -283,8 +284,17 @@ def _agent_scopings_rule(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
                         "an AGENT scoping with space_id must also carry organization_id")
 
 
-_SCOPING = Struct({"organization_id": Str(min_len=1, nullable=True), "space_id": Str(min_len=1, nullable=True)},
-                  doc="null organization_id and space_id: account-wide; space_id null: organization-wide.")
+def _scoping_rule(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
+    if "space" in out and ("space_id" in out or "organization_id" in out):
+        ctx.problem((*path, "space"), "give 'space' (a space name, resolved to its space_id and organization_id) "
+                    "or space_id/organization_id, not both", key=True)
+
+
+_SCOPING = Struct({"organization_id": Str(min_len=1, nullable=True), "space_id": Str(min_len=1, nullable=True),
+                   "space": Str(min_len=1, doc="A space by name: resolved to its space_id and organization_id.")},
+                  rules=(_scoping_rule,),
+                  doc="null organization_id and space_id: account-wide; space_id null: organization-wide; "
+                      "or {space: NAME}.")
 _SCOPINGS = ListOf(_SCOPING, doc="[] = account-wide. Replaces the stored scopings.")
 _INTEGRATION_TYPE = Str(enum=INTEGRATION_TYPES, doc="Immutable: a change is a replacement.")
 
@@ -386,14 +396,51 @@ RESOURCE_RESTRICTION = _doc("ResourceRestriction", {
 }, required=("resource_type", "resource_id"))
 
 
+PROTECTABLE_KINDS = (*KINDS, "Experiment")
+
+
+def _protect_rule(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
+    for i, glob in enumerate(out.get("protect") or []):
+        if not isinstance(glob, str) or not glob:
+            continue
+        kind, sep, rest = glob.partition("/")
+        if not sep or not rest:
+            ctx.problem((*path, "protect", i), "a protect glob is KIND/NAME (KIND/SPACE/NAME for "
+                        + ", ".join(SPACED_KINDS) + "), e.g. Integration/*-prod")
+        elif kind not in KINDS:
+            hint = suggest(kind, KINDS)
+            ctx.problem((*path, "protect", i), f"unknown kind '{kind}' in a protect glob"
+                        + (f"; did you mean '{hint}'?" if hint else f" (one of {', '.join(KINDS)})"))
+
+
+def _globs(what: str) -> ListOf:
+    return ListOf(Str(min_len=1, doc="A name glob (* ? [..]), case-sensitive."), unique=True, doc=what)
+
+
+OWNERSHIP = Struct({
+    "kind": Str(enum=("Ownership",)),
+    "name": Str(min_len=1, doc="The owner (a team or an environment); shown in plans."),
+    "spaces": ListOf(Str(min_len=1), unique=True,
+                     doc="Space names or ids: every Prompt, Dataset and Evaluator in them belongs to this tree."),
+    "integrations": _globs("Name globs of the integrations (both types) this tree owns."),
+    "resource_restrictions": _globs("Globs of TYPE/resource_id (or resource_id) of the restrictions this tree "
+                                    "owns."),
+    "protect": _globs("KIND/NAME globs (KIND/SPACE/NAME for spaced kinds) no plan may delete or replace."),
+}, required=("kind", "name"), rules=(_protect_rule,),
+    forbidden={"space": "'space' does not apply to Ownership (list the owned spaces under 'spaces')"},
+    doc="What this tree owns (product.md section 5): --prune deletes only undeclared resources inside it, "
+        "and plan and drift list them as unmanaged. At most one per tree.")
+
+DOCUMENT_KINDS = (*KINDS, "Ownership")
 DOCUMENT = Tagged("kind", {
     "Integration": INTEGRATION,
     "Prompt": PROMPT,
     "Dataset": DATASET,
     "Evaluator": EVALUATOR,
     "ResourceRestriction": RESOURCE_RESTRICTION,
+    "Ownership": OWNERSHIP,
 })
-assert tuple(DOCUMENT.variants) == KINDS
+assert tuple(DOCUMENT.variants) == DOCUMENT_KINDS
 
 
 def manifest_json_schema() -> dict[str, Any]:
@@ -411,6 +458,6 @@ def manifest_json_schema() -> dict[str, Any]:
                        "Secrets are {env: NAME} or {file: PATH} references only.",
         "type": "object",
         "required": ["kind", "name"],
-        "properties": {"kind": {"enum": list(KINDS)}},
+        "properties": {"kind": {"enum": list(DOCUMENT_KINDS)}},
         "oneOf": variants,
     }

@@ -4,7 +4,7 @@ are known. Values are read into memory only for the check and never appear in a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from reconciler.errors import SecretError
@@ -30,10 +30,11 @@ def _secret_values(r: DesiredResource) -> Iterator[tuple[str, Any]]:
         yield from _walk(r.spec.get("config"), "config")
 
 
-def check_secrets(ms: ManifestSet) -> list[str]:
+def check_secrets(ms: ManifestSet, only: Callable[[str, str], bool] | None = None) -> list[str]:
     """Problems (``FILE:LINE:COL: PATH: message``) for secret references that do not resolve: an
     unset or empty environment variable, a missing, unreadable or empty file; and for header maps
-    whose serialized size is over the limit. Each reference is read once per call."""
+    whose serialized size is over the limit. Each reference is read once per call. ``only(address,
+    path)`` limits the check to what a plan sends."""
     problems: list[Problem] = []
     resolved: dict[SecretRef, str | None] = {}
 
@@ -56,6 +57,8 @@ def check_secrets(ms: ManifestSet) -> list[str]:
 
     for r in ms.resources:
         for path, value in _secret_values(r):
+            if only is not None and not only(r.address, path):
+                continue
             if isinstance(value, SecretRef):
                 value_of(value, r, path)
             elif path.endswith("headers") and isinstance(value, dict) and value and all(

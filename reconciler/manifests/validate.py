@@ -9,7 +9,7 @@ from typing import Any
 from reconciler.manifests.fieldtypes import Ctx, a_kind_of
 from reconciler.manifests.schema import DOCUMENT
 from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
-from reconciler.model import KINDS, SPACED_KINDS, DesiredResource, ManifestSet, Source
+from reconciler.model import KINDS, SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
 
 _HEAD = ("kind", "name", "space")
 _INTEGRATION_REF = "template_config.llm_config.integration"
@@ -89,7 +89,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
     ctx = Ctx(doc.file, doc.marks, problems, base_dir, document_label(value) or doc.label(), doc.refused)
     out = DOCUMENT.check(value, (), ctx)
     kind, name, space = (out.get(k) for k in _HEAD)
-    if kind not in KINDS or not isinstance(name, str):
+    if (kind not in KINDS and kind != "Ownership") or not isinstance(name, str):
         return None
     return DesiredResource(
         kind=kind,
@@ -135,6 +135,50 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
             problems.append(Problem(at.file, at.line, at.column, _INTEGRATION_REF,
                                     f"'{name}' is an AGENT integration; an evaluator needs an LLM integration"))
     return problems
+
+
+def ownership_of(resources: list[DesiredResource], problems: list[Problem]) -> Ownership | None:
+    """The tree's Ownership document (at most one; a second is a problem naming the first), and
+    a problem for every declared resource outside it: a tree owns what it declares."""
+    documents = [r for r in resources if r.kind == "Ownership"]
+    for extra in documents[1:]:
+        here, there = _where(extra), _where(documents[0])
+        problems.append(Problem(here.file, here.line, here.column, extra.address,
+                                f"a second Ownership document (the first is at {there.file}:{there.line}:"
+                                f"{there.column}); a tree declares what it owns once"))
+    if not documents:
+        return None
+    doc = documents[0]
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = doc.spec.get(key)
+        return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+    owner = Ownership(name=doc.name, spaces=strings("spaces"), integrations=strings("integrations"),
+                      resource_restrictions=strings("resource_restrictions"), protect=strings("protect"),
+                      sources=doc.sources)
+    at = _where(doc)
+    for r in resources:
+        why = _outside(owner, r)
+        if why is not None:
+            here = _where(r)
+            problems.append(Problem(here.file, here.line, here.column, r.address,
+                                    f"{why}, outside the ownership '{owner.name}' ({at.file}:{at.line}); "
+                                    "a tree owns what it declares: add it to the Ownership document"))
+    return owner
+
+
+def _outside(owner: Ownership, r: DesiredResource) -> str | None:
+    if r.kind == "Integration" and not owner.owns_integration(r.name):
+        return f"integration '{r.name}' matches no glob of 'integrations'"
+    if r.kind == "ResourceRestriction":
+        rtype, rid = str(r.spec.get("resource_type")), str(r.spec.get("resource_id"))
+        if not owner.owns_restriction(rtype, rid):
+            return f"restriction {rtype}/{rid} matches no glob of 'resource_restrictions'"
+    if r.kind in SPACED_KINDS and r.space not in owner.spaces:
+        return (f"space '{r.space}' is not one of the owned 'spaces' (write a space the same way, by name or by id, "
+                "in both places)")
+    return None
 
 
 def _integration_ref(r: DesiredResource) -> str | None:

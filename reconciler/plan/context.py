@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from reconciler.model import DesiredResource, LiveState, SecretRef
-from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions
+from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions, Unmanaged
 
 
 def canonical(value: Any) -> str:
@@ -78,6 +78,7 @@ class Ctx:
     fingerprints: dict[str, str] = field(default_factory=dict)
     pins: dict[str, list[str]] = field(default_factory=dict)
     creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # identity -> id of its create op
+    unmanaged: list[Unmanaged] = field(default_factory=list)
 
     def add(self, op: Operation) -> Operation:
         self.ops.append(op)

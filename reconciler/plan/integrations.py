@@ -43,17 +43,60 @@ def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
         _update(r, ctx, live)
 
 
-def create_body(r: DesiredResource, secrets: dict[str, str]) -> dict[str, Any]:
+def create_body(r: DesiredResource, secrets: dict[str, str], scopings: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """The POST body; ``scopings`` as resolved (``{space: NAME}`` is the API's ids)."""
     body: dict[str, Any] = {"type": r.spec.get("type"), "name": r.name}
     for key in ("description", "scopings", "config"):
         if key in r.spec:
-            body[key] = to_body(r.spec[key], f"/{key}", secrets)
+            body[key] = scopings if key == "scopings" else to_body(r.spec[key], f"/{key}", secrets)
     return body
 
 
-def _create(r: DesiredResource, ctx: Ctx, action: str = "create", depends: tuple[str, ...] = ()) -> Operation:
+def resolve_scopings(r: DesiredResource, ctx: Ctx) -> list[dict[str, Any]] | None:
+    """The manifest's scopings as the API takes them: ``{space: NAME}`` becomes the space's
+    ``{organization_id, space_id}`` (GET /v2/spaces); a ``space_id`` that names no space is an error
+    (with a hint when it is a space's name). None when a scoping cannot be resolved (error recorded)."""
+    out: list[dict[str, Any]] = []
+    ok = True
+    spaces = ctx.live.spaces
+    for i, s in enumerate(r.spec.get("scopings") or []):
+        if "space" in s:
+            space = next((x for x in spaces if x.get("name") == s["space"]), None)
+            if space is None:
+                ctx.error(r, f"scopings.{i}.space", f"no space named {s['space']!r}; the spaces are: "
+                          + _closest_first(str(s["space"]), [str(x.get("name")) for x in spaces]))
+                ok = False
+                continue
+            out.append({"organization_id": space.get("organization_id"), "space_id": space["id"]})
+            continue
+        sid = s.get("space_id")
+        if sid is not None and spaces and not any(x.get("id") == sid for x in spaces):
+            named = next((x for x in spaces if x.get("name") == sid), None)
+            hint = (f"{sid!r} is a space's name, not its id: write {{space: {sid}}}" if named is not None else
+                    f"no space has the id {sid!r}; the spaces are: "
+                    + _closest_first(str(sid), [str(x.get("name")) for x in spaces]))
+            ctx.error(r, f"scopings.{i}.space_id", hint)
+            ok = False
+            continue
+        out.append(_scoping(s))
+    return out if ok else None
+
+
+def _closest_first(word: str, names: list[str]) -> str:
+    import difflib
+
+    def score(name: str) -> float:
+        return -difflib.SequenceMatcher(None, word.lower(), name.lower()).ratio()
+
+    return ", ".join(sorted(names, key=lambda n: (score(n), n))) or "(none)"
+
+
+def _create(r: DesiredResource, ctx: Ctx, action: str = "create", depends: tuple[str, ...] = ()) -> Operation | None:
     secrets: dict[str, str] = {}
-    body = create_body(r, secrets)
+    scopings = resolve_scopings(r, ctx) if "scopings" in r.spec else None
+    if "scopings" in r.spec and scopings is None:
+        return None
+    body = create_body(r, secrets, scopings)
     changes = ctx.created(r, {k: v for k, v in r.spec.items() if k != "type"})
     op = Operation(
         id=op_id(r, "create"), action=action, kind=r.kind, name=r.name, method="POST", path=COLLECTION,
@@ -84,7 +127,10 @@ def _update(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any]) -> None:
         body["description"] = spec["description"]
         changes.append(ctx.change(r, "description", live.get("description"), spec["description"]))
     if "scopings" in spec:
-        want = [_scoping(s) for s in spec["scopings"] or []]
+        resolved = resolve_scopings(r, ctx)
+        if resolved is None:
+            return
+        want = resolved
         have = [_scoping(s) for s in live.get("scopings") or []]
         if _scoping_set(want) != _scoping_set(have):
             body["scopings"] = want
@@ -97,8 +143,22 @@ def _update(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any]) -> None:
     ctx.add(Operation(
         id=op_id(r, "update"), action="update", kind=r.kind, name=r.name, method="PATCH",
         path=f"{COLLECTION}/{live['id']}", body={"type": live.get("type"), **body}, changes=tuple(changes),
-        secrets=secrets, address=r.address,
+        secrets=secrets, address=r.address, note=_write_only_reason(r, ctx, changes),
     ))
+
+
+def _write_only_reason(r: DesiredResource, ctx: Ctx, changes: list[Change]) -> str | None:
+    """Why a write-only field that exists live is sent: ``--rotate`` or a declaration changed since REF."""
+    resent = sorted({c.path for c in changes if ctx.options.resends(r.address, c.path)}
+                    | {"config.auth" for c in changes if c.path.startswith("config.auth.")
+                       and ctx.options.resends(r.address, "config.auth")})
+    if resent:
+        return f"write-only {', '.join(resent)}: declaration changed since {ctx.options.since}"
+    if ctx.options.rotate_secrets:
+        return None
+    if r.address in ctx.options.rotate and any(c.after == SENSITIVE or c.path.endswith("headers") for c in changes):
+        return "secrets sent: --rotate"
+    return None
 
 
 def _scoping(s: Mapping[str, Any]) -> dict[str, Any]:
@@ -179,7 +239,7 @@ def _secret_decision(r: DesiredResource, ctx: Ctx, path: str, want: Any, live_ha
     before = SENSITIVE if live_has else None
     if want is None:
         return live_has, before
-    if not live_has or ctx.options.rotate_secrets:
+    if not live_has or ctx.options.rotates(r.address) or ctx.options.resends(r.address, path):
         return True, before
     ctx.unverified.append(f"{r.address}: {path}")
     return False, before
@@ -198,7 +258,7 @@ def _headers_differ(r: DesiredResource, ctx: Ctx, path: str, want: Any, lcfg: Ma
         have_any = bool(lcfg.get("has_headers"))
         if not want:
             return have_any
-        if not have_any or ctx.options.rotate_secrets:
+        if not have_any or ctx.options.rotates(r.address) or ctx.options.resends(r.address, path):
             return True
         ctx.unverified.append(f"{r.address}: {path} (values; only presence is visible)")
         return False
@@ -206,7 +266,7 @@ def _headers_differ(r: DesiredResource, ctx: Ctx, path: str, want: Any, lcfg: Ma
     want_names = sorted((want or {}).keys())
     if want_names != have_names:
         return True
-    if want_names and ctx.options.rotate_secrets:
+    if want_names and (ctx.options.rotates(r.address) or ctx.options.resends(r.address, path)):
         return True
     if want_names:
         ctx.unverified.append(f"{r.address}: {path} (values)")
@@ -244,7 +304,7 @@ def _auth_differs(r: DesiredResource, ctx: Ctx, want: Mapping[str, Any], have: M
         elif value != have.get(name):
             return True  # omitted fields of auth are cleared by the API, so omitted compares as null
     if has_secret:
-        if ctx.options.rotate_secrets:
+        if ctx.options.rotates(r.address) or ctx.options.resends(r.address, "config.auth"):
             return True
         ctx.unverified.append(f"{r.address}: config.auth (secret values)")
     return False

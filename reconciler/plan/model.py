@@ -120,6 +120,27 @@ class Operation:
 
 
 @dataclass(frozen=True)
+class Unmanaged:
+    """A live resource inside the tree's ownership that no manifest declares: what ``--prune``
+    would delete. ``path`` is the API path of the object."""
+
+    address: str
+    kind: str
+    name: str
+    path: str
+    space: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"address": self.address, "kind": self.kind, "name": self.name, "path": self.path}
+        return out | ({"space": self.space} if self.space is not None else {})
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Unmanaged:
+        return cls(address=data["address"], kind=data["kind"], name=data["name"], path=data["path"],
+                   space=data.get("space"))
+
+
+@dataclass(frozen=True)
 class PlanOptions:
     allow_replace: bool = False
     rotate_secrets: bool = False
@@ -127,6 +148,35 @@ class PlanOptions:
     allow_empty: bool = False
     version_name: str | None = None  # dataset version name; None: the apply's UTC timestamp
     targets: tuple[str, ...] = ()  # KIND/NAME addresses
+    rotate: tuple[str, ...] = ()  # --rotate KIND/NAME: send these resources' secrets
+    since: str | None = None  # --since REF, as given
+    #: write-only fields whose declaration changed since ``since``: "ADDRESS PATH" ("Integration/x config.headers")
+    resend: tuple[str, ...] = ()
+
+    def rotates(self, address: str) -> bool:
+        return self.rotate_secrets or address in self.rotate
+
+    def resends(self, address: str, path: str) -> bool:
+        return f"{address} {path}" in self.resend
+
+    def to_json(self) -> dict[str, Any]:
+        return {"allow_replace": self.allow_replace, "rotate_secrets": self.rotate_secrets, "prune": self.prune,
+                "allow_empty": self.allow_empty, "version_name": self.version_name, "targets": list(self.targets),
+                "rotate": list(self.rotate), "since": self.since, "resend": list(self.resend)}
+
+    @classmethod
+    def from_json(cls, opts: Mapping[str, Any]) -> PlanOptions:
+        return cls(
+            allow_replace=bool(opts.get("allow_replace", False)),
+            rotate_secrets=bool(opts.get("rotate_secrets", False)),
+            prune=bool(opts.get("prune", False)),
+            allow_empty=bool(opts.get("allow_empty", False)),
+            version_name=opts.get("version_name"),
+            targets=tuple(opts.get("targets", [])),
+            rotate=tuple(opts.get("rotate", [])),
+            since=opts.get("since"),
+            resend=tuple(opts.get("resend", [])),
+        )
 
 
 @dataclass(frozen=True)
@@ -139,6 +189,8 @@ class Plan:
     scope: ReadScope = ReadScope()  # what a live read for this plan fetches
     manifests: tuple[str, ...] = ()  # the paths the plan was made from (to confirm convergence after apply)
     options: PlanOptions = PlanOptions()
+    unmanaged: tuple[Unmanaged, ...] = ()  # undeclared, inside the ownership (not pruned by this plan)
+    owner: str | None = None  # the Ownership document's name
     workdir: str = ""  # where a saved plan was made: relative ``manifests`` are found from there too
 
     def __iter__(self) -> Iterator[Operation]:
@@ -157,7 +209,7 @@ class Plan:
         seen: dict[str, set[str]] = {a: set() for a in ACTIONS}
         for op in self.operations:
             seen[op.action].add(op.subject)
-        return {a: len(seen[a]) for a in ACTIONS}
+        return {a: len(seen[a]) for a in ACTIONS} | {"unmanaged": len(self.unmanaged)}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -170,22 +222,15 @@ class Plan:
             "pins": dict(sorted(self.pins.items())),
             "scope": self.scope.to_json(),
             "manifests": list(self.manifests),
-            "options": {
-                "allow_replace": self.options.allow_replace,
-                "rotate_secrets": self.options.rotate_secrets,
-                "prune": self.options.prune,
-                "allow_empty": self.options.allow_empty,
-                "version_name": self.options.version_name,
-                "targets": list(self.options.targets),
-            },
-        } | ({"workdir": self.workdir} if self.workdir else {})
+            "options": self.options.to_json(),
+            "unmanaged": [u.to_json() for u in self.unmanaged],
+        } | ({"owner": self.owner} if self.owner else {}) | ({"workdir": self.workdir} if self.workdir else {})
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Plan:
-        opts = data.get("options", {})
         return cls(
             operations=tuple(Operation.from_json(o) for o in data.get("operations", [])),
             unverified_secrets=tuple(data.get("unverified_secrets", [])),
@@ -195,12 +240,7 @@ class Plan:
             scope=ReadScope.from_json(data.get("scope", {})),
             manifests=tuple(data.get("manifests", [])),
             workdir=str(data.get("workdir", "")),
-            options=PlanOptions(
-                allow_replace=bool(opts.get("allow_replace", False)),
-                rotate_secrets=bool(opts.get("rotate_secrets", False)),
-                prune=bool(opts.get("prune", False)),
-                allow_empty=bool(opts.get("allow_empty", False)),
-                version_name=opts.get("version_name"),
-                targets=tuple(opts.get("targets", [])),
-            ),
+            options=PlanOptions.from_json(data.get("options", {})),
+            unmanaged=tuple(Unmanaged.from_json(u) for u in data.get("unmanaged", [])),
+            owner=data.get("owner"),
         )

@@ -13,7 +13,7 @@ from reconciler.plan.evaluators import plan_evaluators
 from reconciler.plan.integrations import plan_integrations
 from reconciler.plan.model import Operation, Plan, PlanOptions
 from reconciler.plan.prompts import plan_prompts
-from reconciler.plan.prune import plan_prune
+from reconciler.plan.prune import plan_unmanaged
 from reconciler.plan.restrictions import plan_restrictions
 
 #: Creates and updates run in this kind order (an evaluator after the integration it names);
@@ -60,8 +60,8 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
     plan_datasets(by_kind["Dataset"], ctx)
     plan_evaluators(by_kind["Evaluator"], ctx)
     plan_restrictions(by_kind["ResourceRestriction"], ctx)
-    if options.prune and not options.targets:
-        plan_prune(desired, ctx)
+    if not options.targets:  # a targeted plan is partial: nothing else is listed or pruned
+        plan_unmanaged(desired, ctx, manifests.ownership)
     if ctx.errors:
         raise PlanError("cannot plan:\n" + "\n".join(f"  {e}" for e in ctx.errors))
     return Plan(
@@ -73,6 +73,8 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
         scope=manifests.read_scope(),
         manifests=tuple(manifests.paths),
         options=options,
+        unmanaged=tuple(ctx.unmanaged),
+        owner=manifests.ownership.name if manifests.ownership else None,
     )
 
 

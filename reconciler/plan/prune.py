@@ -1,32 +1,93 @@
-"""``--prune``: delete live resources that no manifest declares, only of the kinds the manifests name
-and only in the spaces they name; refused when it would delete every live resource of a kind, unless
-``--allow-empty``."""
+"""What the tree owns but does not declare (product.md section 5): listed as *unmanaged* by every
+plan, deleted by ``--prune``.
+
+With an Ownership document the tree owns every Prompt, Dataset and Evaluator of its ``spaces``, the
+integrations its ``integrations`` globs match and the PROJECT and DASHBOARD restrictions its
+``resource_restrictions`` globs match (a PROMPT restriction belongs to its prompt). Without one it owns
+the kinds its manifests use in the spaces they name, and nothing account-wide: ``--prune`` then says
+how to declare ownership instead of deleting another team's integrations.
+
+``--prune`` is refused when it would delete every live resource of a kind (in any one space, for
+the spaced kinds), unless ``--allow-empty``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from reconciler.model import DesiredResource
+from reconciler.model import SPACED_KINDS, DesiredResource, Ownership
 from reconciler.plan.context import Ctx
-from reconciler.plan.model import Change, Operation
+from reconciler.plan.model import Change, Operation, Unmanaged
 
 PRUNABLE_RESTRICTIONS = ("PROJECT", "DASHBOARD")
+PRUNE_ORDER = ("ResourceRestriction", "Evaluator", "Prompt", "Dataset", "Integration")
+ACCOUNT_WIDE = ("Integration", "ResourceRestriction")
 
 
-def plan_prune(desired: list[DesiredResource], ctx: Ctx) -> None:
-    kinds = {r.kind for r in desired}
+def plan_unmanaged(desired: list[DesiredResource], ctx: Ctx, ownership: Ownership | None) -> None:
+    """Record the unmanaged resources, or with ``--prune`` plan their deletion."""
+    space_ids = _owned_space_ids(desired, ctx, ownership)
+    found = unmanaged(desired, ctx, ownership, space_ids)
+    if not ctx.options.prune:
+        ctx.unmanaged.extend(found)
+        return
+    if ownership is None and any(r.kind in ACCOUNT_WIDE for r in desired):
+        ctx.warnings.append("--prune leaves integrations and resource restrictions alone: they are account-wide "
+                            "and this tree declares no ownership of them. Declare it in a `kind: Ownership` "
+                            "document (integrations: [name globs], resource_restrictions: [TYPE/id globs])")
+    for kind in PRUNE_ORDER:
+        items = [u for u in found if u.kind == kind]
+        if not items:
+            continue
+        emptied = _emptied(ctx, kind, items, space_ids)
+        if not ctx.options.allow_empty and emptied:
+            ctx.errors.append(f"--prune would delete every live {kind} {emptied}; pass --allow-empty if that is "
+                              "intended")
+            continue
+        for u in items:
+            ctx.add(Operation(
+                id=f"{u.address}#prune", action="delete", kind=kind, name=u.name, space=u.space, method="DELETE",
+                path=u.path, changes=(Change("", u.name, None),), address=u.address,
+                note="not declared (--prune)",
+            ))
+
+
+def _owned_space_ids(desired: list[DesiredResource], ctx: Ctx, ownership: Ownership | None) -> set[str]:
+    if ownership is None:
+        return {sid for r in desired if r.space and (sid := ctx.live.space_id(r.space))}
+    ids: set[str] = set()
+    for i, space in enumerate(ownership.spaces):
+        sid = ctx.live.space_id(space)
+        if sid is None:
+            where = ownership.source(f"spaces.{i}")
+            ctx.errors.append(f"{where}: Ownership/{ownership.name}: spaces.{i}: no space named (or with the id) "
+                              f"{space!r} exists" if where else f"Ownership {ownership.name}: no space {space!r}")
+        else:
+            ids.add(sid)
+    return ids
+
+
+def unmanaged(desired: list[DesiredResource], ctx: Ctx, ownership: Ownership | None,
+              space_ids: set[str]) -> list[Unmanaged]:
+    """Live resources inside the ownership (``space_ids``: the owned spaces) that no manifest
+    declares, in prune order."""
     declared = {r.identity for r in desired}
-    space_ids = {sid for r in desired if r.space and (sid := ctx.live.space_id(r.space))}
-    candidates: dict[str, list[tuple[str, str, str | None, str]]] = {}  # kind -> (name, path, space, address)
+    kinds = set(SPACED_KINDS) | set(ACCOUNT_WIDE) if ownership is not None else {r.kind for r in desired}
+    out: list[Unmanaged] = []
 
-    if "Integration" in kinds:
+    if ownership is not None:
         declared_names = {r.name for r in desired if r.kind == "Integration"}
         for (itype, name), obj in sorted(ctx.live.integrations.items()):
-            if ("Integration", itype, name) not in declared:
+            if ("Integration", itype, name) not in declared and ownership.owns_integration(name):
                 # a declared integration of the other type has this name: keep the two apart
                 address = f"Integration/{itype}/{name}" if name in declared_names else f"Integration/{name}"
-                candidates.setdefault("Integration", []).append(
-                    (name, f"/v2/integrations/{obj['id']}", None, address))
+                out.append(Unmanaged(address, "Integration", name, f"/v2/integrations/{obj['id']}"))
+        declared_ids = {str(r.spec.get("resource_id")) for r in desired if r.kind == "ResourceRestriction"}
+        for (rtype, rid), _ in sorted(ctx.live.restrictions.items()):
+            if rtype in PRUNABLE_RESTRICTIONS and rid not in declared_ids and ownership.owns_restriction(rtype, rid):
+                out.append(Unmanaged(f"ResourceRestriction/{rtype}/{rid}", "ResourceRestriction", f"{rtype} {rid}",
+                                     f"/v2/resource-restrictions/{rid}"))
+
     spaced: list[tuple[str, dict[tuple[str, str], Any], str, str]] = [
         ("Evaluator", ctx.live.evaluators, "evaluator", "/v2/evaluators"),
         ("Prompt", ctx.live.prompts, "prompt", "/v2/prompts"),
@@ -42,32 +103,11 @@ def plan_prune(desired: list[DesiredResource], ctx: Ctx) -> None:
             if (kind, space, name) in declared or (kind, space_id, name) in declared:
                 continue
             obj = getattr(live, attr)
-            candidates.setdefault(kind, []).append(
-                (name, f"{collection}/{obj['id']}", space, f"{kind}/{space}/{name}"))
-    if "ResourceRestriction" in kinds:
-        declared_ids = {str(r.spec.get("resource_id")) for r in desired if r.kind == "ResourceRestriction"}
-        for (rtype, rid), _ in sorted(ctx.live.restrictions.items()):
-            if rtype in PRUNABLE_RESTRICTIONS and rid not in declared_ids:  # an id names one resource
-                candidates.setdefault("ResourceRestriction", []).append(
-                    (f"{rtype} {rid}", f"/v2/resource-restrictions/{rid}", None, f"ResourceRestriction/{rtype}/{rid}"))
-
-    for kind in ("ResourceRestriction", "Evaluator", "Prompt", "Dataset", "Integration"):
-        items = candidates.get(kind, [])
-        if not items:
-            continue
-        emptied = _emptied(ctx, kind, items, space_ids)
-        if not ctx.options.allow_empty and emptied:
-            ctx.errors.append(f"--prune would delete every live {kind} {emptied}; pass --allow-empty if that is "
-                              "intended")
-            continue
-        for item_name, path, item_space, address in items:
-            ctx.add(Operation(
-                id=f"{address}#prune", action="delete", kind=kind, name=item_name, space=item_space, method="DELETE",
-                path=path, changes=(Change("", item_name, None),), address=address, note="not declared (--prune)",
-            ))
+            out.append(Unmanaged(f"{kind}/{space}/{name}", kind, name, f"{collection}/{obj['id']}", space))
+    return sorted(out, key=lambda u: PRUNE_ORDER.index(u.kind))
 
 
-def _emptied(ctx: Ctx, kind: str, items: list[tuple[str, str, str | None, str]], space_ids: set[str]) -> str:
+def _emptied(ctx: Ctx, kind: str, items: list[Unmanaged], space_ids: set[str]) -> str:
     """Where pruning would leave none of a kind (``"in space research (3)"``), or "": counted per
     space for the kinds that live in spaces, so one space is never emptied under cover of another."""
     if kind == "Integration":
@@ -79,8 +119,8 @@ def _emptied(ctx: Ctx, kind: str, items: list[tuple[str, str, str | None, str]],
     tables: dict[str, dict[tuple[str, str], Any]] = {
         "Evaluator": ctx.live.evaluators, "Prompt": ctx.live.prompts, "Dataset": ctx.live.datasets}
     pruned: dict[str | None, int] = {}
-    for _, _, space, _ in items:
-        pruned[space] = pruned.get(space, 0) + 1
+    for u in items:
+        pruned[u.space] = pruned.get(u.space, 0) + 1
     emptied = []
     for sid in sorted(space_ids):
         space = ctx.live.space_name(sid)

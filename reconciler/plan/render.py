@@ -55,7 +55,7 @@ def summary_line(plan: Plan) -> str:
     (as Terraform counts it); the line before it names the replacements."""
     s = plan.summary()
     text = (f"Plan: {s['create'] + s['replace']} to create, {s['update']} to update, "
-            f"{s['delete'] + s['replace']} to delete.")
+            f"{s['delete'] + s['replace']} to delete" + (f"; {s['unmanaged']} unmanaged." if s["unmanaged"] else "."))
     if s["replace"]:
         text = f"{s['replace']} to replace (delete, then create; needs --allow-replace).\n" + text
     return text
@@ -101,7 +101,20 @@ def _change_line(c: Change, diff: list[str] | None) -> str:
     return f"{path}: {_fmt(c.before)} -> {_fmt(c.after)}{src}"
 
 
-def render_text(plan: Plan, colour: bool = False) -> str:
+def unmanaged_heading(plan: Plan) -> str:
+    owner = f"the ownership of {plan.owner}" if plan.owner else "the spaces and kinds the manifests name"
+    return f"Unmanaged: {len(plan.unmanaged)} not declared, inside {owner} (--prune deletes them):"
+
+
+def unverified_line(plan: Plan) -> str:
+    """The one line about write-only secrets a plan could not compare (``-v`` lists them)."""
+    n = len(plan.unverified_secrets)
+    return (f"Note: {n} write-only secret{'s' if n != 1 else ''} exist{'s' if n == 1 else ''} live and cannot be "
+            "compared; send them with --rotate KIND/NAME (or --rotate-secrets), or with --since REF when their "
+            "declaration changed.")
+
+
+def render_text(plan: Plan, colour: bool = False, verbose: bool = False) -> str:
     def paint(text: str, action: str) -> str:
         if not colour:
             return text
@@ -121,11 +134,16 @@ def render_text(plan: Plan, colour: bool = False) -> str:
                 lines.append(f"      {_change_line(c, diff)}")
                 lines.extend(f"        {line}" for line in diff or ())
         lines.append("")
+    if plan.unmanaged:
+        lines.append(unmanaged_heading(plan))
+        lines.extend(f"  ? {u.address}  ({u.path})" for u in plan.unmanaged)
+        lines.append("")
     for w in plan.warnings:
         lines.append(f"Warning: {w}")
     if plan.unverified_secrets:
-        lines.append("Secrets that exist live but cannot be compared (write-only; use --rotate-secrets to send them):")
-        lines.extend(f"  {s}" for s in plan.unverified_secrets)
+        lines.append(unverified_line(plan))
+        if verbose:
+            lines.extend(f"  {s}" for s in plan.unverified_secrets)
     lines.append(summary_line(plan))
     return "\n".join(lines) + "\n"
 
@@ -140,8 +158,9 @@ def _md_escape(text: str) -> str:
 
 def render_markdown(plan: Plan) -> str:
     s = plan.summary()
-    lines = ["### reconciler plan", "", "| create | update | delete | replace |", "|---:|---:|---:|---:|",
-             f"| {s['create']} | {s['update']} | {s['delete']} | {s['replace']} |", ""]
+    lines = ["### reconciler plan", "", "| create | update | delete | replace | unmanaged |",
+             "|---:|---:|---:|---:|---:|",
+             f"| {s['create']} | {s['update']} | {s['delete']} | {s['replace']} | {s['unmanaged']} |", ""]
     if plan.empty:
         lines.append("No changes. Live state matches the manifests.")
     for address, action, ops in _groups(plan):
@@ -168,20 +187,24 @@ def render_markdown(plan: Plan) -> str:
             fence = "`" * max(3, 1 + max((len(run) for line in diff for run in re.findall(r"`+", line)), default=0))
             lines.extend(["", f"`{path}`:", "", fence + "diff", *diff, fence])
         lines.extend(["", "</details>", ""])
+    if plan.unmanaged:
+        lines.append(f"<details><summary>{_md_escape(unmanaged_heading(plan))}</summary>")
+        lines.append("")
+        lines.extend(f"- `{u.address}` (`{u.path}`)" for u in plan.unmanaged)
+        lines.extend(["", "</details>", ""])
     for w in plan.warnings:
         lines.append(f"> **Warning:** {w}")
     if plan.unverified_secrets:
         lines.append("")
-        lines.append("**Secrets not verifiable** (write-only; `--rotate-secrets` sends them):")
-        lines.extend(f"- `{x}`" for x in plan.unverified_secrets)
+        lines.append(unverified_line(plan))
     lines.append("")
     lines.extend(f"**{line}**" for line in summary_line(plan).splitlines())
     return "\n".join(lines) + "\n"
 
 
-def render(plan: Plan, fmt: str, colour: bool = False) -> str:
+def render(plan: Plan, fmt: str, colour: bool = False, verbose: bool = False) -> str:
     if fmt == "json":
         return render_json(plan)
     if fmt == "markdown":
         return render_markdown(plan)
-    return render_text(plan, colour)
+    return render_text(plan, colour, verbose)

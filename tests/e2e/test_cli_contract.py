@@ -64,7 +64,7 @@ def test_an_example_change_points_at_its_line_in_the_examples_file(cli: Cli, tre
 
 def test_a_saved_replacement_applies_with_allow_replace_given_to_apply(cli: Cli, tree: Path, tmp_path: Path) -> None:
     assert cli("apply", str(tree), "--auto-approve").exit_code == 0
-    edit(tree / "integrations/llm.yaml", "provider: VENDOR_A", "provider: VENDOR_C")
+    edit(tree / "integrations/llm.yaml", "provider: NIM_F", "provider: CUSTOM")  # no evaluator uses it
     planfile = tmp_path / "replace.json"
     assert cli("plan", str(tree), "--out", str(planfile)).exit_code == 0
     refused = cli("apply", str(planfile))

@@ -191,9 +191,9 @@ def test_prune_deletes_only_undeclared_resources_of_named_kinds(cli: Cli, tree: 
 
 def test_provider_change_is_a_replacement_that_runs_only_with_allow_replace(cli: Cli, tree: Path) -> None:
     assert cli("apply", str(tree), "--auto-approve").exit_code == 0
-    edit(tree / "integrations/llm.yaml", "provider: VENDOR_A", "provider: VENDOR_C")
+    edit(tree / "integrations/llm.yaml", "provider: NIM_F", "provider: CUSTOM")  # no evaluator uses it
     planned = cli("plan", str(tree))
-    assert "-/+ Integration/vendor-a-prod" in planned.stdout and "--allow-replace" in planned.stdout
+    assert "-/+ Integration/self-hosted-nim" in planned.stdout and "--allow-replace" in planned.stdout
     refused = cli("apply", str(tree), "--auto-approve")
     assert refused.exit_code == 1 and "--allow-replace" in refused.stderr
     replaced = cli("apply", str(tree), "--auto-approve", "--allow-replace")

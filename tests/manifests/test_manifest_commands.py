@@ -67,7 +67,7 @@ def test_schema_prints_a_draft7_json_schema_with_one_branch_per_kind() -> None:
     schema = json.loads(out[0])
     jsonschema.Draft7Validator.check_schema(schema)
     assert [branch["title"] for branch in schema["oneOf"]] == [
-        "Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction"]
+        "Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction", "Ownership"]
 
 
 def test_the_json_schema_accepts_the_product_examples_and_rejects_a_literal_secret() -> None:

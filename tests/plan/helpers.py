@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.model import DesiredResource, LiveState, ManifestSet, SecretRef
+from reconciler.model import DesiredResource, LiveState, ManifestSet, Ownership, SecretRef
 
 SPACES = [{"id": "U3BhY2U6MQ", "name": "default", "organization_id": "T3JnOjE"},
           {"id": "U3BhY2U6Mg", "name": "research", "organization_id": "T3JnOjE"}]
@@ -37,5 +37,9 @@ def state(*integrations: dict[str, Any], **kw: Any) -> LiveState:
     return live
 
 
-def manifests(*resources: DesiredResource) -> ManifestSet:
-    return ManifestSet(tuple(resources))
+def manifests(*resources: DesiredResource, ownership: Ownership | None = None) -> ManifestSet:
+    return ManifestSet(tuple(resources), ownership=ownership)
+
+
+#: An Ownership of every integration and restriction (and the research space).
+OWN_ALL = Ownership("all", spaces=("research",), integrations=("*",), resource_restrictions=("*",))

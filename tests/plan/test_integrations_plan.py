@@ -7,7 +7,7 @@ import pytest
 from reconciler.errors import PlanError
 from reconciler.plan.model import SENSITIVE, PlanOptions
 from reconciler.plan.planner import make_plan
-from tests.plan.helpers import key, live_llm, llm, manifests, res, state
+from tests.plan.helpers import RESEARCH, key, live_llm, llm, manifests, res, state
 
 
 def only(plan):  # type: ignore[no-untyped-def]
@@ -56,7 +56,7 @@ def test_api_key_is_sent_only_when_missing_cleared_or_rotated(live_has: bool, wa
 
 
 def test_scopings_compare_as_a_set() -> None:
-    scopes = [{"organization_id": "O1", "space_id": None}, {"organization_id": "O1", "space_id": "S1"}]
+    scopes = [{"organization_id": "O1", "space_id": None}, {"organization_id": "O1", "space_id": RESEARCH}]
     live = live_llm("a", is_function_calling_enabled=True, has_api_key=True)
     live["scopings"] = list(reversed(scopes))
     plan = make_plan(manifests(res("Integration", "a", type="LLM", scopings=scopes,

@@ -7,7 +7,7 @@ from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json, render_markdown, render_text
-from tests.plan.helpers import DEFAULT, RESEARCH, key, live_llm, llm, manifests, res, state
+from tests.plan.helpers import DEFAULT, OWN_ALL, RESEARCH, key, live_llm, llm, manifests, res, state
 
 VERSION = {"commit_message": "v1", "provider": "VENDOR_A", "model": "m",
            "messages": [{"role": "user", "content": "{q}"}]}
@@ -114,7 +114,7 @@ def test_retention_deletes_old_experiments_beyond_keep_last() -> None:
     plan = make_plan(manifests(d), live, now=datetime(2026, 5, 15, tzinfo=UTC))
     # newest two (E5, E4) kept; E3 (March) older than 60 days -> deleted, as are E2 and E1.
     assert [op.path for op in plan.operations] == ["/v2/experiments/E3", "/v2/experiments/E2", "/v2/experiments/E1"]
-    assert plan.summary() == {"create": 0, "update": 0, "delete": 3, "replace": 0}  # one per experiment
+    assert plan.summary() == {"create": 0, "update": 0, "delete": 3, "replace": 0, "unmanaged": 0}  # per experiment
     text = render_text(plan)
     assert "- Experiment/research/d/e3 (E3)" in text and "- Dataset/research/d" not in text
     assert "Plan: 0 to create, 0 to update, 3 to delete." in text
@@ -128,7 +128,7 @@ def test_retention_deletes_beside_an_examples_change_leave_the_dataset_an_update
         experiments=exps)
     d = res("Dataset", "d", "research", examples=[{"q": "b"}], experiment_retention={"keep_last": 2})
     plan = make_plan(manifests(d), live, now=datetime(2026, 5, 15, tzinfo=UTC))
-    assert plan.summary() == {"create": 0, "update": 1, "delete": 1, "replace": 0}
+    assert plan.summary() == {"create": 0, "update": 1, "delete": 1, "replace": 0, "unmanaged": 0}
     text = render_text(plan)
     assert "~ Dataset/research/d" in text and "- Experiment/research/d/e1 (E1)" in text
 
@@ -158,7 +158,7 @@ def test_evaluator_in_sync_with_a_live_integration_plans_nothing() -> None:
 def test_prune_deletes_undeclared_last_and_refuses_to_empty_a_kind() -> None:
     live = state(live_llm("a", id="A", is_function_calling_enabled=True, has_api_key=True),
                  live_llm("b", id="B", is_function_calling_enabled=True, has_api_key=True))
-    desired = manifests(llm("a", api_key=key()), llm("c", api_key=key()))
+    desired = manifests(llm("a", api_key=key()), llm("c", api_key=key()), ownership=OWN_ALL)
     plan = make_plan(desired, live, PlanOptions(prune=True))
     assert [(op.action, op.path) for op in plan.operations] == [
         ("create", "/v2/integrations"), ("delete", "/v2/integrations/B")]
@@ -167,8 +167,8 @@ def test_prune_deletes_undeclared_last_and_refuses_to_empty_a_kind() -> None:
     from reconciler.errors import PlanError
 
     with pytest.raises(PlanError, match="--allow-empty"):
-        make_plan(manifests(llm("c", api_key=key())), live, PlanOptions(prune=True))
-    assert len(make_plan(manifests(llm("c", api_key=key())), live,
+        make_plan(manifests(llm("c", api_key=key()), ownership=OWN_ALL), live, PlanOptions(prune=True))
+    assert len(make_plan(manifests(llm("c", api_key=key()), ownership=OWN_ALL), live,
                          PlanOptions(prune=True, allow_empty=True)).operations) == 3
 
 
@@ -254,7 +254,7 @@ def test_a_restriction_on_a_prompt_whose_manifest_says_unrestricted_is_an_error(
 def test_pruning_an_integration_named_like_a_declared_one_of_the_other_type_keeps_them_apart() -> None:
     agent = {**live_llm("twin", id="AG"), "type": "AGENT", "config": {"endpoint": "https://a.example.com"}}
     live = state(live_llm("twin", id="LL", is_function_calling_enabled=False, has_api_key=True), agent)
-    plan = make_plan(manifests(llm("twin", api_key=key(), is_function_calling_enabled=True)), live,
-                     PlanOptions(prune=True, allow_empty=True))
+    plan = make_plan(manifests(llm("twin", api_key=key(), is_function_calling_enabled=True), ownership=OWN_ALL),
+                     live, PlanOptions(prune=True, allow_empty=True))
     assert {op.subject for op in plan.operations} == {"Integration/twin", "Integration/AGENT/twin"}
-    assert plan.summary() == {"create": 0, "update": 1, "delete": 1, "replace": 0}
+    assert plan.summary() == {"create": 0, "update": 1, "delete": 1, "replace": 0, "unmanaged": 0}

@@ -105,18 +105,19 @@ def session_in(tmp: Path) -> Iterator[Session]:
             run.texts["(the wrong key is a secret too)"] = ""
             cli("wrong key", "plan", tree, *url, "-v", extra_env={API_KEY_ENV: wrong})
             run.state.secrets["WRONG_KEY"] = wrong
+            # a secret the plan would send is read (and refused when the header map is too big)
+            huge = {"HUGE_HEADER": canary("huge") + "x" * 9000}
+            big = tmp / "big.yaml"
+            big.write_text("kind: Integration\nname: too-big\ntype: LLM\nconfig:\n  provider: CUSTOM\n"
+                           "  base_url: https://big.example.com\n  is_default_models_enabled: true\n"
+                           "  headers: {X-Big: {env: HUGE_HEADER}}\n", encoding="utf-8")
+            cli("oversized header map", "plan", str(big), *url, extra_env=huge)
+            run.state.secrets.update(huge)
             with admin_client(served.url, run.key) as api:
                 for type_ in ("LLM", "AGENT"):
                     for item in api.paginate("/v2/integrations", "integrations", {"type": type_}):
                         run.integration_names[item["id"]] = item["name"]
             run.exchanges = served.recorder.api()
-        huge = {"HUGE_HEADER": canary("huge") + "x" * 9000}
-        big = tmp / "big.yaml"
-        big.write_text("kind: Integration\nname: too-big\ntype: LLM\nconfig:\n  provider: CUSTOM\n"
-                       "  base_url: https://big.example.com\n  is_default_models_enabled: true\n"
-                       "  headers: {X-Big: {env: HUGE_HEADER}}\n", encoding="utf-8")
-        cli("oversized header map", "plan", str(big), "--base-url", "http://127.0.0.1:9", extra_env=huge)
-        run.state.secrets.update(huge)
     finally:
         root.removeHandler(logs)
         root.setLevel(old_level)
