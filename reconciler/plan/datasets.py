@@ -164,9 +164,18 @@ def experiments_to_delete(experiments: list[dict[str, Any]], rule: dict[str, Any
     return out
 
 
+def retention_reason(e: dict[str, Any], rule: dict[str, Any]) -> str:
+    """Why retention deletes an experiment, in the rule's words."""
+    created = str(e.get("created_at") or "?")[:10]
+    why = [f"older than {rule['older_than_days']} days"] if rule.get("older_than_days") is not None else []
+    if rule.get("keep_last") is not None:
+        why.append(f"not among the {rule['keep_last']} newest")
+    return f"experiment {e.get('name')} (created {created}): {' and '.join(why)}"
+
+
 def _plan_retention(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
     rule = dict(r.spec["experiment_retention"])
     for e in experiments_to_delete(live.experiments or [], rule, ctx.now):
         ctx.op(r, f"retention-{e['id']}", "DELETE", f"/v2/experiments/{e['id']}", action="delete",
                kind="Experiment", name=str(e.get("name")), note="experiment retention",
-               changes=[ctx.change(r, "experiment_retention", e.get("created_at"), None)])
+               changes=[ctx.change(r, "experiment_retention", retention_reason(e, rule), None)])
