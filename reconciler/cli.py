@@ -168,17 +168,20 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     options = prepare_options(manifests, options)
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
-    with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
+    with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+            _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
     check_plan_secrets(result, manifests)
-    click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
+    if not (quiet and _nothing_to_say(result)):
+        click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
     if out_file:
         try:
             Path(out_file).write_text(replace(result, workdir=os.getcwd()).dumps(), encoding="utf-8")
         except OSError as exc:
             raise ReconcilerError(f"--out {out_file}: cannot write the plan ({exc.strerror or exc})") from None
-        click.echo(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", err=True)
+        if not quiet:
+            click.echo(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", err=True)
     sys.exit(2 if detailed_exitcode and not result.empty else 0)
 
 
@@ -200,11 +203,14 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
     conn = _connection(kw)
     manifests = load(paths, _stdin_for(paths))  # secrets are compared by presence, never sent: never read
     options = prepare_options(manifests, PlanOptions(since=since))
-    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client:
+    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+            _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
-    click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
-    sys.exit(0 if result.empty and not (prune and result.unmanaged) else 2)
+    drifted = not result.empty or bool(prune and result.unmanaged)
+    if drifted or not (quiet and _nothing_to_say(result)):
+        click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
+    sys.exit(2 if drifted else 0)
 
 
 @main.command()
@@ -234,6 +240,8 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     conn = _connection(kw)
     from_file = is_plan_file(paths)
     manifests = None if from_file else load(paths, _stdin_for(paths))  # bad input: refused before any request
+    if not auto_approve and not from_file and not sys.stdin.isatty():  # before any request or plan is shown
+        raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
     if manifests is not None:
         options = prepare_options(manifests, options)
     with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
@@ -250,21 +258,21 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
             manifests = load(manifest_paths) if manifest_paths else None
         else:
             assert manifests is not None
-            live, planned = plan_against(manifests, client, options)
+            with _read_progress(client, quiet):
+                live, planned = plan_against(manifests, client, options)
             _report_read(verbose, live)
-        click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
+        if not (quiet and (auto_approve or from_file)) and not (quiet and _nothing_to_say(planned)):
+            click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
         if planned.empty:
             return
         check_replacements(planned)
         check_plan_secrets(planned, manifests)
-        if not auto_approve and not from_file:
-            if not sys.stdin.isatty():
-                raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
-            if not click.confirm("Apply these changes?", default=False):
-                raise ReconcilerError("apply cancelled")
-        report = _execute_with_progress(planned, client, conn.parallelism, fail_fast)
-        for line in report.lines():
-            click.echo(line)
+        if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):
+            raise ReconcilerError("apply cancelled")
+        report, listed = _execute_with_progress(planned, client, conn.parallelism, fail_fast, quiet)
+        if not (quiet and report.ok):
+            for line in report.lines(list_applied=not listed):
+                click.echo(line)
         if report.interrupted:
             raise ReconcilerError(f"apply interrupted: {len(report.of('applied'))} calls applied, "
                                   f"{len(report.of('skipped'))} not started (listed above); re-run to converge")
@@ -278,7 +286,19 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         again = confirm_converged(manifests, client, planned, live, report)
         if not again.empty:
             raise not_converged(again)
-        click.echo("Apply complete: live state matches the manifests.")
+        if not quiet:
+            click.echo("Apply complete: live state matches the manifests.")
+
+
+def _nothing_to_say(plan: Any) -> bool:
+    """In sync, with nothing unmanaged and no warning: what --quiet leaves unsaid."""
+    return bool(plan.empty and not plan.unmanaged and not plan.warnings)
+
+
+def _read_progress(client: Any, quiet: bool) -> Any:
+    from reconciler.progress import read_progress
+
+    return read_progress(client, enabled=False if quiet else None)
 
 
 def _colour() -> bool:
@@ -315,21 +335,26 @@ def _plan_manifests(planned: Any) -> list[str]:
     return found
 
 
-def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool) -> Any:
-    """Rich progress on a terminal; one line per call otherwise (CI logs)."""
-    from reconciler.apply.executor import describe
+def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool,
+                           quiet: bool) -> tuple[Any, bool]:
+    """Rich progress on a terminal; one line per call as it ends otherwise (CI logs; nothing with
+    --quiet). Returns the report and whether the applied calls need no second listing."""
     from reconciler.workflow import run_apply
 
-    if sys.stdout.isatty():
+    if sys.stdout.isatty() and not quiet:
         from rich.progress import Progress
 
         with Progress(transient=True) as progress:
             task = progress.add_task("Applying", total=len(planned.operations))
-            return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
-                             on_done=lambda o: progress.advance(task))
-    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
-                     on_done=lambda o: click.echo(f"{o.status:8} {describe(o.op)}"
-                                                  + (f": {o.detail}" if o.detail else "")))
+            report = run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
+                               on_done=lambda o: progress.advance(task))
+        return report, False
+
+    def done(o: Any) -> None:
+        if not quiet:
+            click.echo(f"{o.status:8} {o.describe()}" + (f": {o.detail}" if o.detail else ""))
+
+    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast, on_done=done), True
 
 
 @main.command()

@@ -32,6 +32,10 @@ class Outcome:
     status: str
     detail: str | None = None
     http_status: int | None = None  # the API's answer when it refused the call
+    path: str | None = None  # the request's path as sent: real ids, no "(known after apply)"
+
+    def describe(self) -> str:
+        return describe(self.op, self.path)
 
     @property
     def rerun_can_fix(self) -> bool:
@@ -69,14 +73,18 @@ class ApplyReport:
             lines.append("Fix them and re-run.")
         return "\n".join(lines)
 
-    def lines(self) -> list[str]:
+    def lines(self, *, list_applied: bool = True) -> list[str]:
+        """The end report: a count per status, each call under it (with real ids). Applied calls
+        are not listed again when ``list_applied`` is false (they were listed as they happened)."""
         out: list[str] = []
         for title, status in (("Applied", APPLIED), ("Failed", FAILED), ("Skipped", SKIPPED)):
             items = self.of(status)
             out.append(f"{title}: {len(items)}")
+            if status == APPLIED and not list_applied:
+                continue
             for o in items:
                 detail = f": {o.detail}" if o.detail else ""
-                out.append(f"  {describe(o.op)}{detail}")
+                out.append(f"  {o.describe()}{detail}")
         return out
 
 
@@ -87,8 +95,9 @@ class _Interrupted(Exception):
     pass
 
 
-def describe(op: Operation) -> str:
-    path = REF_RE.sub(KNOWN_AFTER_APPLY, op.path)
+def describe(op: Operation, sent_path: str | None = None) -> str:
+    """``ADDRESS METHOD PATH (note)``: the path as sent when known, else as planned."""
+    path = sent_path or REF_RE.sub(KNOWN_AFTER_APPLY, op.path)
     return f"{op.address} {op.method} {path}" + (f" ({op.note})" if op.note else "")
 
 
@@ -135,6 +144,7 @@ def execute(
         if on_start:
             on_start(op)
         note = None
+        path: str | None = None
         try:
             path, body = request_for(op, responses, stamp, hide=client.hide)
             try:
@@ -149,12 +159,12 @@ def execute(
                 note = "already existed (409): adopted the existing resource"
         except ProblemError as exc:
             return Outcome(op, FAILED, f"{exc.status} {exc.title}" + (f": {exc.detail}" if exc.detail else ""),
-                           http_status=exc.status)
+                           http_status=exc.status, path=path)
         except ReconcilerError as exc:
-            return Outcome(op, FAILED, str(exc))
+            return Outcome(op, FAILED, str(exc), path=path)
         with lock:
             responses[op.id] = result if result is not None else {}
-        return Outcome(op, APPLIED, note)
+        return Outcome(op, APPLIED, note, path=path)
 
     interrupted = False
     try:

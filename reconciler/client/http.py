@@ -208,6 +208,8 @@ class ApiClient:
         self._gate_lock = threading.Lock()
         self._resume_at = float("-inf")
         self._secrets = _secrets_of(http)
+        #: Told ``(method, path)`` after every exchange that got an answer (the CLI's progress display).
+        self.on_request: Callable[[str, str], None] | None = None
 
     def __repr__(self) -> str:
         return f"ApiClient(base_url={str(self.http.base_url)!r}, read_only={self.read_only})"
@@ -395,6 +397,8 @@ class ApiClient:
             try:
                 started = time.perf_counter()
                 response = self.http.request(method, path, **kwargs)
+                if self.on_request is not None:
+                    self.on_request(method, path)
                 if self._trace:  # -v: every request, as sent (no body, no header)
                     query = "?" + "&".join(f"{k}={v}" for k, v in kwargs["params"].items()) if params else ""
                     self._event(f"{method} {path}{query} -> {response.status_code} "

@@ -5,9 +5,8 @@ same plan (a reference known after apply)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import replace
+from typing import Any
 
 from reconciler.model import DesiredResource, LiveEvaluator
 from reconciler.plan.changes import nested_changes, source_in

@@ -65,7 +65,7 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
     if ctx.errors:
         raise PlanError("cannot plan:\n" + "\n".join(f"  {e}" for e in ctx.errors))
     return Plan(
-        operations=tuple(order(ctx.ops)),
+        operations=tuple(order([op for op in ctx.ops if not changes_nothing(op)])),
         unverified_secrets=tuple(ctx.unverified),
         warnings=tuple(ctx.warnings),
         fingerprints=dict(ctx.fingerprints),
@@ -76,6 +76,19 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
         unmanaged=tuple(ctx.unmanaged),
         owner=manifests.ownership.name if manifests.ownership else None,
     )
+
+
+def changes_nothing(op: Operation) -> bool:
+    """A call that would change nothing, never sent: examples calls that move no example and make no
+    version, a PATCH carrying nothing but the integration's ``type`` (which the API needs beside any
+    change). A dataset version made by a PATCH with ``new_version`` and no examples is a change."""
+    body = op.body if isinstance(op.body, dict) else None
+    if body is None:
+        return False
+    if op.path.endswith("/examples") and not body.get("new_version"):
+        moved = body.get("examples") if op.method in ("POST", "PATCH") else body.get("example_ids")
+        return isinstance(moved, list) and not moved
+    return op.method == "PATCH" and op.kind == "Integration" and set(body) <= {"type"}
 
 
 def _once_per_space(desired: list[DesiredResource], ctx: Ctx) -> list[DesiredResource]:
