@@ -19,7 +19,7 @@ from reconciler.client.settings import DEFAULT_PARALLELISM, read_api_key, resolv
 from reconciler.errors import ApplyError, ConfigError, ManifestError, PlanError, SecretError
 from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.context import parse_secret_spec
-from reconciler.plan.model import Operation, Plan, PlanOptions, has_ref
+from reconciler.plan.model import REF_RE, Operation, Plan, PlanOptions
 from reconciler.plan.pins import pin_fingerprint
 from reconciler.plan.planner import make_plan, order
 
@@ -106,6 +106,13 @@ def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions
     return live, guard_integrations(planned, live, client)
 
 
+def _replacement_of(target: str, delete: Operation, plan: Plan) -> bool:
+    """Whether an evaluator's new integration id is the one that replaces ``delete`` (it is known
+    only after the delete, so the evaluator cannot move there first)."""
+    ops = {op.id: op for op in plan}
+    return any(ops[m.group(1)].address == delete.address for m in REF_RE.finditer(target) if m.group(1) in ops)
+
+
 def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
     """No plan deletes or replaces an integration that a live evaluator uses (declared or not, in
     any space), unless the same plan first moves that evaluator to another integration: the
@@ -126,7 +133,7 @@ def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
             continue
         move = moves.get(evaluator_id)
         target = lookup(move.body, "template_config.llm_config.ai_integration_id") if move else None
-        if isinstance(target, str) and target != integration_id and not has_ref(target):
+        if isinstance(target, str) and target != integration_id and not _replacement_of(target, delete, plan):
             waits.setdefault(delete.id, []).append(move.id)  # type: ignore[union-attr]
         else:
             refusals.setdefault(delete.address, []).append(f"evaluator {name} in space {space}")

@@ -129,7 +129,7 @@ def unverified_line(plan: Plan) -> str:
     """The one line about write-only secrets a plan could not compare (``-v`` lists them)."""
     n = len(plan.unverified_secrets)
     return (f"Note: {n} write-only secret{'s' if n != 1 else ''} exist{'s' if n == 1 else ''} live and cannot be "
-            "compared; send them with --rotate KIND/NAME (or --rotate-secrets), or with --since REF when their "
+            f"compared; send {'it' if n == 1 else 'them'} with --rotate KIND/NAME (or --rotate-secrets), or with --since REF when their "
             "declaration changed.")
 
 
@@ -192,7 +192,7 @@ def render_markdown(plan: Plan) -> str:
         lines.append("|---|---|---|---|---|")
         diffs: list[tuple[str, list[str]]] = []
         for op in ops:
-            call = f"`{op.method} {_mask_refs(op.path)}`"
+            call = f"`{op.method} {_mask_refs(op.path)}`" + (f" ({_md_escape(op.note)})" if op.note else "")
             if not op.changes:
                 lines.append(f"| {call} | | | | |")
             for c in op.changes:

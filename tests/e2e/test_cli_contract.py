@@ -119,6 +119,7 @@ def test_a_restriction_is_matched_by_id_whatever_type_the_service_reports(cli: C
 def test_an_unknown_space_is_reported_at_its_line(cli: Cli, tree: Path) -> None:
     prompts = tree / "research/prompts.yaml"
     edit(prompts, "space: research", "space: nowhere")
+    (tree / "ownership.yaml").unlink()  # else the space is refused offline: it is not an owned one
     result = cli("plan", str(tree))
     assert result.exit_code == 1
     assert f"{prompts}:{line_of(prompts, 'space: nowhere')}:" in result.stderr

@@ -92,3 +92,12 @@ def test_the_banner_says_when_state_is_only_in_memory() -> None:
     assert "http://127.0.0.1:9999" in text
     assert "admin-key" in text and "reader-key" in text
     assert "in memory" in text
+
+
+def test_space_options_create_the_spaces_once_across_restarts(tmp_path: Path) -> None:
+    db = str(tmp_path / "state.db")
+    for _ in range(2):
+        with emulator_process("--db", db, "--space", "staging", "--space", "production") as (url, _banner):
+            spaces = httpx.get(f"{url}/v2/spaces", headers=bearer("admin-key")).json()["spaces"]
+            assert [s["name"] for s in spaces] == ["default", "research", "staging", "production"]
+            assert len({s["organization_id"] for s in spaces}) == 1
