@@ -373,7 +373,8 @@ def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, fo
 
     conn = _connection(kw)
     check_out_dir(Path(out_dir), force)  # before any request
-    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client:
+    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+            _read_progress(client, quiet):
         written = export_manifests(client, list(spaces), Path(out_dir), list(addresses))
     if not quiet:
         for line in written:
