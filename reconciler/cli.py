@@ -80,6 +80,29 @@ def _connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def _var_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--var", "variables", multiple=True, metavar="NAME=VALUE",
+                     help="Set a variable (repeatable; a string; beats --var-file and RECONCILER_VAR_NAME)."),
+        click.option("--var-file", "var_files", multiple=True, type=click.Path(dir_okay=False),
+                     help="A YAML mapping of variables (repeatable; later files win; never loaded as a manifest)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _load(paths: tuple[str, ...] | list[str], variables: tuple[str, ...] = (),
+          var_files: tuple[str, ...] = ()) -> Any:
+    """Manifests with their variables; load warnings (an unused --var) on stderr."""
+    from reconciler.workflow import load
+
+    manifests = load(paths, _stdin_for(tuple(paths)), var_assignments=variables, var_files=var_files)
+    for warning in manifests.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    return manifests
+
+
 def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--target", "targets", multiple=True, metavar="KIND/NAME",
@@ -113,7 +136,8 @@ def _options(kw: dict[str, Any]) -> Any:
     return PlanOptions(allow_replace=kw.pop("allow_replace"), rotate_secrets=kw.pop("rotate_secrets"),
                        prune=kw.pop("prune"), allow_empty=kw.pop("allow_empty"),
                        version_name=kw.pop("version_name"), targets=tuple(kw.pop("targets")),
-                       rotate=tuple(kw.pop("rotate")), since=kw.pop("since"))
+                       rotate=tuple(kw.pop("rotate")), since=kw.pop("since"),
+                       variables=tuple(kw.pop("variables")), var_files=tuple(kw.pop("var_files")))
 
 
 def _events(quiet: bool) -> Callable[[str], None] | None:
@@ -133,12 +157,15 @@ def _report_read(verbose: bool, live: Any) -> None:
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
-def validate(paths: tuple[str, ...], check_secrets: bool) -> None:
+@_var_options
+def validate(paths: tuple[str, ...], check_secrets: bool, variables: tuple[str, ...],
+             var_files: tuple[str, ...]) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
     from reconciler.manifests.commands import run_validate
 
     sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
-                          err=lambda line: click.echo(line, err=True)))
+                          err=lambda line: click.echo(line, err=True), var_assignments=variables,
+                          var_files=var_files))
 
 
 @main.command()
@@ -155,16 +182,17 @@ def schema() -> None:
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
 @_plan_options
+@_var_options
 @_connection_options
 def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
          quiet: bool, **kw: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
-    from reconciler.workflow import check_plan_secrets, connect, load, plan_against, prepare_options
+    from reconciler.workflow import check_plan_secrets, connect, plan_against, prepare_options
 
     options = _options(kw)
     conn = _connection(kw)
-    manifests = load(paths, _stdin_for(paths))
+    manifests = _load(paths, options.variables, options.var_files)
     options = prepare_options(manifests, options)
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
@@ -191,18 +219,19 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 @click.option("--prune", is_flag=True, help="Count unmanaged resources (inside the ownership) as drift.")
 @click.option("--since", metavar="REF", help="Count write-only fields whose declaration changed since this git "
               "revision as drift.")
+@_var_options
 @_connection_options
 def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verbose: bool, quiet: bool,
-          **kw: Any) -> None:
+          variables: tuple[str, ...], var_files: tuple[str, ...], **kw: Any) -> None:
     """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET.
     Unmanaged resources are listed; with --prune they count as drift."""
     from reconciler.plan.model import PlanOptions
     from reconciler.plan.render import render
-    from reconciler.workflow import connect, load, plan_against, prepare_options
+    from reconciler.workflow import connect, plan_against, prepare_options
 
     conn = _connection(kw)
-    manifests = load(paths, _stdin_for(paths))  # secrets are compared by presence, never sent: never read
-    options = prepare_options(manifests, PlanOptions(since=since))
+    manifests = _load(paths, variables, var_files)  # secrets are compared by presence, never sent: never read
+    options = prepare_options(manifests, PlanOptions(since=since, variables=variables, var_files=var_files))
     with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
             _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
@@ -218,6 +247,7 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
 @_plan_options
+@_var_options
 @_connection_options
 def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: bool, quiet: bool, **kw: Any) -> None:
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
@@ -228,7 +258,6 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         confirm_converged,
         connect,
         is_plan_file,
-        load,
         not_converged,
         plan_against,
         prepare_options,
@@ -239,7 +268,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     options = _options(kw)
     conn = _connection(kw)
     from_file = is_plan_file(paths)
-    manifests = None if from_file else load(paths, _stdin_for(paths))  # bad input: refused before any request
+    manifests = None if from_file else _load(paths, options.variables, options.var_files)  # refused before any request
     if not auto_approve and not from_file and not sys.stdin.isatty():  # before any request or plan is shown
         raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
     if manifests is not None:
@@ -255,7 +284,8 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
                 raise PlanError(f"the plan file {paths[0]} is stale: live state changed since it was made for "
                                 + ", ".join(stale) + ". Make a new plan.")
             manifest_paths = _plan_manifests(planned)
-            manifests = load(manifest_paths) if manifest_paths else None
+            manifests = _load(manifest_paths, planned.options.variables,
+                              tuple(_from_workdir(planned, f) for f in planned.options.var_files)) if manifest_paths else None
         else:
             assert manifests is not None
             with _read_progress(client, quiet):
@@ -312,7 +342,8 @@ def _refuse_plan_options(options: Any) -> None:
     given = [flag for flag, on in (("--prune", options.prune), ("--allow-empty", options.allow_empty),
                                    ("--rotate-secrets", options.rotate_secrets), ("--target", options.targets),
                                    ("--version-name", options.version_name), ("--rotate", options.rotate),
-                                   ("--since", options.since)) if on]
+                                   ("--since", options.since), ("--var", options.variables),
+                                   ("--var-file", options.var_files)) if on]
     if given:
         raise ReconcilerError(f"{', '.join(given)}: options of plan, not of apply PLANFILE (the plan file was made "
                               "with its own); make the plan again with them")
@@ -333,6 +364,13 @@ def _plan_manifests(planned: Any) -> list[str]:
             return []
         found.append(str(hit))
     return found
+
+
+def _from_workdir(planned: Any, path: str) -> str:
+    """A relative path of a saved plan, from where the plan was made when it is there."""
+    if planned.workdir and not Path(path).is_absolute() and (Path(planned.workdir) / path).exists():
+        return str(Path(planned.workdir) / path)
+    return path
 
 
 def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool,

@@ -28,9 +28,10 @@ class Source:
     file: str
     line: int
     column: int = 1
+    via: str | None = None  # where the variable that gave the value was set ("vars/prod.yaml:3")
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
+        return f"{self.file}:{self.line}" + (f" via {self.via}" if self.via else "")
 
 
 @dataclass(frozen=True, repr=False)
@@ -85,6 +86,8 @@ class DesiredResource:
     spec: Mapping[str, Any]
     space: str | None = None
     sources: Mapping[str, Source] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()  # former names (Integration, Dataset, Evaluator): renamed in place
+    protect: bool = False  # never deleted or replaced by a plan
 
     @property
     def identity(self) -> tuple[str, ...]:
@@ -146,6 +149,7 @@ class ManifestSet:
     resources: tuple[DesiredResource, ...]
     paths: tuple[str, ...] = ()  # what was loaded (files, directories or "-")
     ownership: Ownership | None = None  # the tree's Ownership document, when it has one
+    warnings: tuple[str, ...] = ()  # said on stderr, never an error (an unused --var)
 
     def __iter__(self) -> Iterator[DesiredResource]:
         return iter(self.resources)
@@ -154,9 +158,10 @@ class ManifestSet:
         return [r for r in self.resources if r.kind == kind]
 
     def read_scope(self) -> ReadScope:
-        def keys(kind: str, pred: Any = None) -> frozenset[tuple[str, str]]:
+        def keys(kind: str, pred: Any = None) -> frozenset[tuple[str, str]]:  # aliases too: a rename reads them
             return frozenset(
-                (str(r.space), r.name) for r in self.of_kind(kind) if pred is None or pred(r)
+                (str(r.space), name) for r in self.of_kind(kind) if pred is None or pred(r)
+                for name in (r.name, *r.aliases)
             )
 
         spaces = {str(r.space) for r in self.resources if r.space}

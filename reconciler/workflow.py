@@ -47,12 +47,13 @@ def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[st
                        connect_timeout=conn.timeout)
 
 
-def load(paths: Sequence[str], stdin: TextIO | None = None) -> ManifestSet:
-    """Manifests, validated. Secrets are not read: a plan resolves only what it sends
-    (``check_plan_secrets``)."""
+def load(paths: Sequence[str], stdin: TextIO | None = None, *, var_assignments: Sequence[str] = (),
+         var_files: Sequence[str] = ()) -> ManifestSet:
+    """Manifests, validated, with their variables. Secrets are not read: a plan resolves only what
+    it sends (``check_plan_secrets``)."""
     from reconciler.manifests import load_manifests
 
-    return load_manifests(paths, stdin=stdin)
+    return load_manifests(paths, stdin=stdin, var_assignments=var_assignments, var_files=var_files)
 
 
 def prepare_options(manifests: ManifestSet, options: PlanOptions) -> PlanOptions:
@@ -70,7 +71,8 @@ def prepare_options(manifests: ManifestSet, options: PlanOptions) -> PlanOptions
         if r.kind != "Integration":
             raise ConfigError(f"--rotate {target}: a {r.kind} has no write-only secrets (only integrations do)")
     rotate = tuple(sorted({declared[t].address for t in options.rotate}))
-    resend = changed_since(options.since, manifests.paths, manifests) if options.since else ()
+    resend = changed_since(options.since, manifests.paths, manifests, options.variables,
+                           options.var_files) if options.since else ()
     return replace(options, rotate=rotate, resend=resend)
 
 

@@ -177,8 +177,10 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
             if current_d is None:
                 return
             dataset_id = current_d.dataset["id"]
-            updated = LiveDataset(dataset=current_d.dataset, examples=current_d.examples,
-                                  experiments=current_d.experiments)
+            dataset = current_d.dataset
+            if any(op.note == "rename" for op in ops):
+                dataset = {k: v for k, v in client.get(f"/v2/datasets/{dataset_id}").items() if k != "versions"}
+            updated = LiveDataset(dataset=dataset, examples=current_d.examples, experiments=current_d.experiments)
             if any(op.kind != "Experiment" for op in ops):  # examples were written (or created)
                 updated.examples = client.paginate(f"/v2/datasets/{dataset_id}/examples", "examples",
                                                    limit=EXAMPLES_LIMIT)

@@ -4,13 +4,16 @@ call directly): output goes through the ``out``/``err`` callables, the exit code
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 
 from reconciler.errors import ManifestError
 from reconciler.manifests.loader import load
+from reconciler.manifests.overlay import collect_variables
 from reconciler.manifests.schema import manifest_json_schema
 from reconciler.manifests.secrets import check_secrets as _check_secrets
 from reconciler.manifests.validate import live_lookups
+from reconciler.manifests.yamlload import Problem
 
 Echo = Callable[[str], None]
 
@@ -19,17 +22,22 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def run_validate(paths: Sequence[str], *, check_secrets: bool, out: Echo, err: Echo) -> int:
+def run_validate(paths: Sequence[str], *, check_secrets: bool, out: Echo, err: Echo,
+                 var_assignments: Sequence[str] = (), var_files: Sequence[str] = ()) -> int:
     """Exit 0 when every manifest is valid (and, with ``check_secrets``, every secret resolves),
     else 1 with every problem on ``err``, one a line."""
     try:
-        loaded = load(paths)
+        found: list[Problem] = []
+        variables = collect_variables(var_assignments, var_files, os.environ, found)
+        loaded = load(paths, variables=variables, problems=found)
     except ManifestError as exc:
         for line in exc.problems:
             err(line)
         err(f"{_plural(len(exc.problems), 'problem')} found; the manifests are not valid")
         return 1
     ms = loaded.manifests
+    for warning in ms.warnings:
+        err(f"Warning: {warning}")
     if check_secrets:
         problems = _check_secrets(ms)
         if problems:

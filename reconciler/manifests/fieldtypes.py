@@ -77,8 +77,24 @@ class Ctx:
     def problem(self, path: Path, message: str, *, key: bool = False) -> None:
         if self.refused and self._refused(path):
             return
+        moved = self._moved(path) if self.extra_sources else None
+        if moved is not None:  # written by a Patch: said at the patch's line
+            self.problems.append(Problem(moved.file, moved.line, moved.column, show(path) or self.label, message))
+            return
         line, col = self.mark(path, key=key)
         self.problems.append(Problem(self.file, line, col, show(path) or self.label, message))
+
+    def _moved(self, path: Path) -> Source | None:
+        parts = [str(p) for p in path]
+        while parts:
+            dotted = ".".join(parts)
+            if dotted in self.marks:
+                return None
+            found = self.extra_sources.get(dotted)
+            if found is not None:
+                return found if found.file != self.file else None
+            parts.pop()
+        return None
 
     def _refused(self, path: Path) -> bool:
         dotted = ".".join(str(p) for p in path)

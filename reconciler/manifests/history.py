@@ -38,7 +38,8 @@ def _toplevel(path: str) -> str:
     return os.path.realpath(done.stdout.decode().strip())
 
 
-def changed_since(ref: str, paths: Sequence[str], current: ManifestSet) -> tuple[str, ...]:
+def changed_since(ref: str, paths: Sequence[str], current: ManifestSet, var_assignments: Sequence[str] = (),
+                  var_files: Sequence[str] = ()) -> tuple[str, ...]:
     """``"ADDRESS PATH"`` for every write-only field of ``current`` whose declaration differs from
     the same manifests at ``ref`` (a resource new since then counts as changed). Raises
     ``ConfigError`` outside a git repository or for an unknown revision; ``ManifestError`` when the
@@ -59,7 +60,7 @@ def changed_since(ref: str, paths: Sequence[str], current: ManifestSet) -> tuple
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
             tar.extractall(tmp, filter="data")
         old_paths = [os.path.join(tmp, os.path.relpath(os.path.realpath(p), root)) for p in paths]
-        before = _load_existing(old_paths, tmp, ref)
+        before = _load_existing(old_paths, tmp, ref, var_assignments, var_files)
         old = {r.identity: _declarations(r, tmp) for r in before.resources} if before else {}
     out: list[str] = []
     for r in current.resources:
@@ -71,14 +72,15 @@ def changed_since(ref: str, paths: Sequence[str], current: ManifestSet) -> tuple
     return tuple(sorted(out))
 
 
-def _load_existing(paths: list[str], tmp: str, ref: str) -> ManifestSet | None:
+def _load_existing(paths: list[str], tmp: str, ref: str, var_assignments: Sequence[str],
+                   var_files: Sequence[str]) -> ManifestSet | None:
     from reconciler.manifests.loader import load_manifests
 
     existing = [p for p in paths if os.path.exists(p)]
     if not existing:
         return None  # the tree did not exist then: everything is new
     try:
-        return load_manifests(existing)
+        return load_manifests(existing, var_assignments=var_assignments, var_files=var_files)
     except ManifestError as exc:
         shown = [line.replace(tmp + os.sep, "") for line in exc.problems[:5]]
         raise ManifestError([f"--since {ref}: the manifests at that revision do not load:", *shown]) from None

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
 from reconciler.errors import ManifestError
 from reconciler.manifests import yamlload
+from reconciler.manifests.overlay import Variables, apply_patches, collect_variables, substitute
 from reconciler.manifests.validate import cross_document_problems, ownership_of, validate_document
-from reconciler.manifests.yamlload import Problem, parse_documents, read_file, read_text
+from reconciler.manifests.yamlload import Problem, YamlDocument, parse_documents, read_file, read_text
 from reconciler.model import DesiredResource, ManifestSet
 
 STDIN = "-"
@@ -79,11 +80,16 @@ def _read_stdin(stdin: TextIO, problems: list[Problem]) -> str | None:
     return text
 
 
-def load(paths: Sequence[str], *, stdin: TextIO | None = None) -> Loaded:
-    """``load_manifests`` that also says which files were read."""
-    problems: list[Problem] = []
-    files = manifest_files(paths, problems)
-    resources: list[DesiredResource] = []
+def load(paths: Sequence[str], *, stdin: TextIO | None = None, variables: Variables | None = None,
+         problems: list[Problem] | None = None) -> Loaded:
+    """``load_manifests`` that also says which files were read. Every document of every file is
+    parsed first; variables are then resolved in each, Patches applied in command-line then file
+    order, and what remains is validated."""
+    problems = [] if problems is None else problems
+    variables = variables or Variables()
+    files = [f for f in manifest_files(paths, problems)
+             if f == STDIN or os.path.realpath(f) not in variables.files]  # a --var-file is no manifest
+    docs: list[tuple[YamlDocument, str]] = []
     shown_files: list[str] = []
     for f in files:
         if f == STDIN:
@@ -96,9 +102,14 @@ def load(paths: Sequence[str], *, stdin: TextIO | None = None) -> Loaded:
         if text is None:
             continue
         for doc in parse_documents(text, shown, problems):
-            resource = validate_document(doc, problems, base_dir)
-            if resource is not None:
-                resources.append(resource)
+            substitute(doc, variables, problems)
+            docs.append((doc, base_dir))
+    base_dirs = {id(doc): base for doc, base in docs}
+    resources: list[DesiredResource] = []
+    for doc in apply_patches((doc for doc, _ in docs), problems):
+        resource = validate_document(doc, problems, base_dirs[id(doc)])
+        if resource is not None:
+            resources.append(resource)
     ownership = ownership_of(resources, problems)
     resources = [r for r in resources if r.kind != "Ownership"]
     problems.extend(cross_document_problems(resources))
@@ -106,12 +117,18 @@ def load(paths: Sequence[str], *, stdin: TextIO | None = None) -> Loaded:
         rank = {f: i for i, f in enumerate(shown_files)}
         problems.sort(key=lambda p: (rank.get(p.file, len(rank)), p.file, p.line, p.column))
         raise ManifestError([str(p) for p in problems])
-    return Loaded(ManifestSet(tuple(resources), paths=tuple(paths), ownership=ownership), tuple(shown_files))
+    return Loaded(ManifestSet(tuple(resources), paths=tuple(paths), ownership=ownership,
+                              warnings=tuple(variables.unused_warnings())), tuple(shown_files))
 
 
-def load_manifests(paths: Sequence[str], *, stdin: TextIO | None = None) -> ManifestSet:
-    """Load and validate manifests (``-`` reads ``stdin``, default ``sys.stdin``).
+def load_manifests(paths: Sequence[str], *, stdin: TextIO | None = None, var_assignments: Sequence[str] = (),
+                   var_files: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> ManifestSet:
+    """Load and validate manifests (``-`` reads ``stdin``, default ``sys.stdin``), with the
+    variables of ``--var NAME=VALUE``, ``--var-file FILE`` and ``RECONCILER_VAR_*`` in ``environ``
+    (default ``os.environ``).
 
     Raises ``ManifestError`` carrying every problem found. Secrets are not resolved (see
     ``check_secrets``) and no request is made."""
-    return load(paths, stdin=stdin).manifests
+    problems: list[Problem] = []
+    variables = collect_variables(var_assignments, var_files, os.environ if environ is None else environ, problems)
+    return load(paths, stdin=stdin, variables=variables, problems=problems).manifests

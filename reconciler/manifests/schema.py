@@ -260,10 +260,23 @@ def _agent_config() -> Struct:
 # ------------------------------------------------------------------ documents
 
 
+RENAMABLE_KINDS = ("Integration", "Dataset", "Evaluator")
+
+
 def _doc(kind: str, fields: dict[str, Type], *, required: tuple[str, ...] = (), spaced: bool = False,
          forbidden: Mapping[str, str] | None = None, **kw: Any) -> Struct:
-    head: dict[str, Type] = {"kind": Str(enum=(kind,)), "name": Str(min_len=1)}
+    head: dict[str, Type] = {"kind": Str(enum=(kind,)), "name": Str(min_len=1),
+                             "protect": Bool(doc="Never deleted or replaced by any plan (prune, --allow-replace, "
+                                                 "retention).")}
     refused = dict(forbidden or {})
+    if kind in RENAMABLE_KINDS:
+        head["aliases"] = ListOf(Str(min_len=1), unique=True,
+                                 doc="Former names: a live resource under one of them (and none under `name`) is "
+                                     "renamed in place (PATCH of name, the id kept).")
+    else:
+        refused["aliases"] = (f"'aliases' does not apply to {kind}: the API cannot rename a prompt, so a rename "
+                              "there is a replacement (a new prompt; --prune deletes the old one)"
+                              if kind == "Prompt" else f"'aliases' does not apply to {kind}")
     if spaced:
         head["space"] = Str(min_len=1, doc="A space name or id.")
     else:

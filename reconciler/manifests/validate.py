@@ -12,6 +12,7 @@ from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
 from reconciler.model import KINDS, SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
 
 _HEAD = ("kind", "name", "space")
+_LIFECYCLE = ("aliases", "protect")  # kept as DesiredResource fields, never sent
 _INTEGRATION_REF = "template_config.llm_config.integration"
 
 
@@ -87,16 +88,20 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
                                 f"a manifest document must be a mapping with kind and name, got {a_kind_of(value)}"))
         return None
     ctx = Ctx(doc.file, doc.marks, problems, base_dir, document_label(value) or doc.label(), doc.refused)
+    ctx.extra_sources.update(doc.extra_sources)
     out = DOCUMENT.check(value, (), ctx)
     kind, name, space = (out.get(k) for k in _HEAD)
     if (kind not in KINDS and kind != "Ownership") or not isinstance(name, str):
         return None
+    aliases = out.get("aliases")
     return DesiredResource(
         kind=kind,
         name=name,
         space=space if isinstance(space, str) else None,
-        spec={k: v for k, v in out.items() if k not in _HEAD},
+        spec={k: v for k, v in out.items() if k not in _HEAD and k not in _LIFECYCLE},
         sources=_Sources(doc.file, doc.marks, ctx.extra_sources, ctx.example_lines),
+        aliases=tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else (),
+        protect=out.get("protect") is True,
     )
 
 
@@ -127,6 +132,7 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
                                     f"an integration named '{r.name}' is also declared as {other.spec.get('type')} at "
                                     f"{there.file}:{there.line}:{there.column}; the API allows one name per type, "
                                     "but plans address integrations by name: rename one"))
+    problems.extend(_alias_problems(resources))
     integrations = {(r.spec.get("type"), r.name) for r in resources if r.kind == "Integration"}
     for r in resources:
         name = _integration_ref(r)
@@ -134,6 +140,29 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
             at = _where(r, _INTEGRATION_REF)
             problems.append(Problem(at.file, at.line, at.column, _INTEGRATION_REF,
                                     f"'{name}' is an AGENT integration; an evaluator needs an LLM integration"))
+    return problems
+
+
+def _alias_problems(resources: list[DesiredResource]) -> list[Problem]:
+    """An alias may not be a name declared in the same namespace (that resource exists), nor
+    claimed by two documents (which one would the live resource become?)."""
+    problems: list[Problem] = []
+    names = {r.identity for r in resources}
+    claimed: dict[tuple[str, ...], DesiredResource] = {}
+    for r in resources:
+        for i, alias in enumerate(r.aliases):
+            key = (*r.identity[:-1], alias)
+            at = _where(r, f"aliases.{i}")
+            if key in names:
+                problems.append(Problem(at.file, at.line, at.column, f"aliases[{i}]",
+                                        f"'{alias}' is declared as a resource of its own here; an alias names a "
+                                        "former name, one no document declares"))
+            other = claimed.setdefault(key, r)
+            if other is not r:
+                there = _where(other)
+                problems.append(Problem(at.file, at.line, at.column, f"aliases[{i}]",
+                                        f"'{alias}' is an alias of {other.address} too ({there.file}:{there.line}); "
+                                        "a former name can become one resource only"))
     return problems
 
 

@@ -28,6 +28,8 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
+from reconciler.model import Source
+
 try:  # libyaml is there in every supported install; the pure-Python parser is a slow fallback
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover
@@ -85,6 +87,8 @@ class YamlDocument:
     #: paths whose value was refused while parsing (an alias, a bad tag): already reported, so the
     #: validator stays quiet about them instead of adding "expected a list, got null"
     refused: set[str] = field(default_factory=set)
+    #: values written elsewhere (by a Patch, or from a variable): their sources, by dotted path
+    extra_sources: dict[str, Source] = field(default_factory=dict)
 
     def label(self) -> str:
         return f"document {self.index}"

@@ -79,6 +79,8 @@ class Ctx:
     pins: dict[str, list[str]] = field(default_factory=dict)
     creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # identity -> id of its create op
     unmanaged: list[Unmanaged] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # address -> the alias it is renamed from
+    original: LiveState | None = None  # the live state read (``live`` may be a renamed view of it)
 
     def add(self, op: Operation) -> Operation:
         self.ops.append(op)
@@ -132,5 +134,7 @@ class Ctx:
         """Record what the plan saw of this resource, so a saved plan can detect that live moved."""
         from reconciler.plan.pins import pin_fingerprint
 
+        if r.address in self.renamed:  # what live holds is the resource under its old name
+            key = [*key[:-1], self.renamed[r.address]]
         self.pins[r.address] = key
-        self.fingerprints[r.address] = pin_fingerprint(key, self.live)
+        self.fingerprints[r.address] = pin_fingerprint(key, self.original or self.live)

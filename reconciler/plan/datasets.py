@@ -48,6 +48,9 @@ def plan_datasets(desired: list[DesiredResource], ctx: Ctx) -> None:
                                 changes=[ctx.change(r, "examples", None, f"{len(r.spec['examples'])} examples")])
                 ctx.creates[r.identity] = create.id
             continue
+        if live.dataset.get("name") != r.name:  # renamed from an alias: the id (and every version) kept
+            ctx.op(r, "rename", "PATCH", f"/v2/datasets/{live.dataset['id']}", body={"name": r.name},
+                   changes=[ctx.change(r, "name", live.dataset.get("name"), r.name)], note="rename")
         if "examples" in r.spec and live.examples is not None:
             _plan_examples(r, ctx, live)
         if r.spec.get("experiment_retention") and live.experiments is not None:

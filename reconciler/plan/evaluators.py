@@ -67,9 +67,16 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
 
 def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any], depends: tuple[str, ...]) -> None:
     evaluator_id = str(live.evaluator["id"])
+    patch: dict[str, Any] = {}
+    changes = []
+    if live.evaluator.get("name") != r.name:  # renamed from an alias: the id (and every version) kept
+        patch["name"] = r.name
+        changes.append(ctx.change(r, "name", live.evaluator.get("name"), r.name))
     if "description" in r.spec and r.spec["description"] != live.evaluator.get("description"):
-        ctx.op(r, "description", "PATCH", f"/v2/evaluators/{evaluator_id}", body={"description": r.spec["description"]},
-               changes=[ctx.change(r, "description", live.evaluator.get("description"), r.spec["description"])])
+        patch["description"] = r.spec["description"]
+        changes.append(ctx.change(r, "description", live.evaluator.get("description"), r.spec["description"]))
+    if patch:
+        ctx.op(r, "description", "PATCH", f"/v2/evaluators/{evaluator_id}", body=patch, changes=changes)
     have = dict(((live.latest or {}).get("template_config")) or {})
     merged = _merge(have, tc)
     if merged != have or has_ref(tc):

@@ -123,6 +123,9 @@ def _update(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any]) -> None:
     secrets: dict[str, str] = {}
     changes: list[Change] = []
     spec = r.spec
+    if live.get("name") != r.name:  # renamed from an alias: the id is kept
+        body["name"] = r.name
+        changes.append(ctx.change(r, "name", live.get("name"), r.name))
     if "description" in spec and spec["description"] != live.get("description"):
         body["description"] = spec["description"]
         changes.append(ctx.change(r, "description", live.get("description"), spec["description"]))

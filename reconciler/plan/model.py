@@ -152,6 +152,8 @@ class PlanOptions:
     since: str | None = None  # --since REF, as given
     #: write-only fields whose declaration changed since ``since``: "ADDRESS PATH" ("Integration/x config.headers")
     resend: tuple[str, ...] = ()
+    variables: tuple[str, ...] = ()  # --var NAME=VALUE, as given (a variable is never a secret)
+    var_files: tuple[str, ...] = ()  # --var-file paths, as given
 
     def rotates(self, address: str) -> bool:
         return self.rotate_secrets or address in self.rotate
@@ -162,7 +164,8 @@ class PlanOptions:
     def to_json(self) -> dict[str, Any]:
         return {"allow_replace": self.allow_replace, "rotate_secrets": self.rotate_secrets, "prune": self.prune,
                 "allow_empty": self.allow_empty, "version_name": self.version_name, "targets": list(self.targets),
-                "rotate": list(self.rotate), "since": self.since, "resend": list(self.resend)}
+                "rotate": list(self.rotate), "since": self.since, "resend": list(self.resend),
+                "variables": list(self.variables), "var_files": list(self.var_files)}
 
     @classmethod
     def from_json(cls, opts: Mapping[str, Any]) -> PlanOptions:
@@ -176,6 +179,8 @@ class PlanOptions:
             rotate=tuple(opts.get("rotate", [])),
             since=opts.get("since"),
             resend=tuple(opts.get("resend", [])),
+            variables=tuple(opts.get("variables", [])),
+            var_files=tuple(opts.get("var_files", [])),
         )
 
 

@@ -11,6 +11,7 @@ from reconciler.plan.context import Ctx
 from reconciler.plan.datasets import plan_datasets
 from reconciler.plan.evaluators import plan_evaluators
 from reconciler.plan.integrations import plan_integrations
+from reconciler.plan.lifecycle import apply_renames, protect
 from reconciler.plan.model import Operation, Plan, PlanOptions
 from reconciler.plan.prompts import plan_prompts
 from reconciler.plan.prune import plan_unmanaged
@@ -52,8 +53,10 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
         desired = select_targets(manifests, options.targets)
         warnings.append("--target limits this run to " + ", ".join(r.address for r in desired)
                         + "; the plan may be incomplete for everything else")
-    ctx = Ctx(live=live, options=options, now=now or datetime.now(UTC), desired=desired, warnings=warnings)
+    ctx = Ctx(live=live, options=options, now=now or datetime.now(UTC), desired=desired, warnings=warnings,
+              original=live)
     desired = _once_per_space(desired, ctx)
+    apply_renames(desired, ctx)
     by_kind = {k: [r for r in desired if r.kind == k] for k in KIND_ORDER}
     plan_integrations(by_kind["Integration"], ctx)
     plan_prompts(by_kind["Prompt"], ctx)
@@ -62,6 +65,7 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
     plan_restrictions(by_kind["ResourceRestriction"], ctx)
     if not options.targets:  # a targeted plan is partial: nothing else is listed or pruned
         plan_unmanaged(desired, ctx, manifests.ownership)
+    protect(ctx, desired, manifests.ownership)
     if ctx.errors:
         raise PlanError("cannot plan:\n" + "\n".join(f"  {e}" for e in ctx.errors))
     return Plan(
