@@ -99,3 +99,43 @@ def test_request_kinds_are_named_in_words() -> None:
 def test_no_progress_is_drawn_off_a_terminal(cli: Cli, tree: Path) -> None:
     result = cli("plan", str(tree))
     assert "Reading live state" not in result.stderr
+
+
+def test_on_a_terminal_the_live_read_is_drawn_on_stderr(tree: Path, server: tuple[str, Any]) -> None:
+    """The CLI as a process whose stderr is a terminal (a pty): rich draws the read there."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    from tests.e2e.conftest import ENV, ROOT
+
+    controller, terminal = pty.openpty()
+    drawn: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            drawn.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "reconciler", "plan", str(tree), "--base-url", server[0]],
+                              stderr=terminal, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                              timeout=120, env={**os.environ, **ENV, "TERM": "xterm-256color", "NO_COLOR": "1"},
+                              cwd=ROOT)
+    finally:
+        os.close(terminal)
+        reader.join(timeout=10)
+        os.close(controller)
+    assert proc.returncode == 0
+    text = b"".join(drawn).decode(errors="replace")
+    assert "Reading live state" in text
+    assert "Reading live state" not in proc.stdout  # stdout stays the plan alone
