@@ -188,7 +188,7 @@ def test_rotate_secrets_sends_every_secret_again(cli: Cli, tree: Path, stats: An
 
 
 def peak_concurrency(app: Any, record: list[int]) -> Any:
-    """An ASGI layer that holds each /v2 request 30 ms and records how many were in flight at once."""
+    """An ASGI layer that holds each /v2 request 100 ms and records how many were in flight at once."""
     state = {"now": 0}
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
@@ -198,7 +198,7 @@ def peak_concurrency(app: Any, record: list[int]) -> Any:
         state["now"] += 1
         record.append(state["now"])
         try:
-            await asyncio.sleep(0.03)
+            await asyncio.sleep(0.1)  # long enough for the client's threads to overlap, even on a busy machine
             await app(scope, receive, send)
         finally:
             state["now"] -= 1
