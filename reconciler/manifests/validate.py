@@ -98,10 +98,10 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
         kind=kind,
         name=name,
         space=space if isinstance(space, str) else None,
-        spec={k: v for k, v in out.items() if k not in _HEAD and k not in _LIFECYCLE},
+        spec={k: v for k, v in out.items() if k not in _HEAD and (kind == "Ownership" or k not in _LIFECYCLE)},
         sources=_Sources(doc.file, doc.marks, ctx.extra_sources, ctx.example_lines),
         aliases=tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else (),
-        protect=out.get("protect") is True,
+        protect=out.get("protect") is True and kind != "Ownership",
     )
 
 

@@ -17,7 +17,8 @@ from reconciler.emulator.core import Emulator, EmulatorSettings
 from tests.docs.provider_table import render
 
 ROOT = Path(__file__).resolve().parents[2]
-USER_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "examples").glob("*"))]
+USER_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             *sorted(p for p in (ROOT / "examples").rglob("*") if p.is_file())]
 
 
 def anchors(path: Path) -> set[str]:
