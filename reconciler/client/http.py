@@ -572,7 +572,7 @@ def connect_cause(exc: Exception, base_url: httpx.URL) -> tuple[str, bool]:
     text = " ".join(str(e) for e in chain).lower()
     if isinstance(exc, httpx.ConnectTimeout) or any(isinstance(e, TimeoutError) for e in chain[1:]):
         return (f"cannot reach {where}: timed out connecting (no answer; --timeout SECONDS waits longer)", False)
-    if any(isinstance(e, ssl.SSLError) for e in chain) or "ssl" in text or "certificate" in text:
+    if any(isinstance(e, ssl.SSLError) for e in chain) or "[ssl" in text or "certificate verify" in text:
         reason = next((getattr(e, "verify_message", None) or getattr(e, "reason", None)
                        for e in chain if isinstance(e, ssl.SSLError)), None) or "handshake failed"
         return (f"cannot reach {where}: TLS failed ({reason}); for a private CA pass --ca-file FILE "
