@@ -142,7 +142,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     if wanted and not spaces:  # the spaces the addresses name are enough to read
         spaces = sorted({a.split("/")[1] for a in wanted if a.count("/") == 2})
     first = read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset()))
-    chosen = spaces or [str(s["name"]) for s in first.spaces]
+    chosen = spaces or [s.name for s in first.spaces]
     if spaces:
         unknown = [s for s in spaces if first.space_id(s) is None]
         if unknown:
@@ -187,7 +187,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     for _, obj in sorted(live.integrations.items()):
         doc_env: list[str] = []
         doc_notes: list[str] = []
-        doc = integration_manifest(obj, doc_env, doc_notes)
+        doc = integration_manifest(obj.raw(), doc_env, doc_notes)
         if chosen_doc(doc):  # the secrets and notes of the integrations exported only
             integrations.append(doc)
             env.extend(doc_env)
@@ -253,7 +253,7 @@ def _prompts(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
 
 
 def _evaluators(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
-    by_id = {str(o["id"]): name for (t, name), o in live.integrations.items() if t == "LLM"}
+    by_id = {o.id: name for (t, name), o in live.integrations.items() if t == "LLM"}
     docs = []
     for (esid, name), e in sorted(live.evaluators.items()):
         if esid != sid or not e.latest:

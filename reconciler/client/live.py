@@ -35,7 +35,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
-from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt, LiveState, ReadScope
+from reconciler.model import (
+    LiveDataset,
+    LiveEvaluator,
+    LiveIntegration,
+    LiveOrganization,
+    LivePrompt,
+    LiveSpace,
+    LiveState,
+    ReadScope,
+)
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS
 
 LIST_LIMIT = 100
@@ -65,18 +74,20 @@ def read_live(client: ApiClient, scope: ReadScope) -> LiveState:
     def integrations(asked: str) -> Task:
         def read() -> None:
             for item in client.paginate("/v2/integrations", "integrations", {"type": asked}, limit=LIST_LIMIT):
-                live.integrations[(str(item.get("type", asked)), str(item.get("name")))] = item
+                obj = LiveIntegration.model_validate({"type": asked, **item})
+                live.integrations[(obj.type, obj.name)] = obj
         return read
 
     def organizations() -> None:
-        live.organizations = client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT)
+        live.organizations = [LiveOrganization.model_validate(o)
+                              for o in client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT)]
 
     def restrictions() -> None:
         for item in client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT):
             live.restrictions[(str(item.get("resource_type")), str(item.get("resource_id")))] = item
 
     def spaces() -> list[Task]:
-        live.spaces = client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)
+        live.spaces = [LiveSpace.model_validate(s) for s in client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)]
         space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
         kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
         return [_space_chain(client, live, scope, sid, kind) for sid in space_ids for kind in kinds]
@@ -373,6 +384,6 @@ def read_integration_users(client: ApiClient, live: LiveState) -> list[tuple[str
         return read
 
     tasks: list[Task] = [latest(sid, e) for (sid, _), e in sorted(live.evaluators.items())]
-    tasks += [space(str(s["id"])) for s in live.spaces if str(s.get("id")) not in known]
+    tasks += [space(s.id) for s in live.spaces if s.id not in known]
     run_tasks(tasks, client.parallelism)
     return sorted(found)

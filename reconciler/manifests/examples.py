@@ -14,7 +14,7 @@ import math
 import os
 from typing import Any
 
-from reconciler.manifests.fieldtypes import Ctx, Path
+from reconciler.manifests.messages import Ctx, Path
 from reconciler.manifests.yamlload import Problem, read_file
 from reconciler.model import Source
 
@@ -147,7 +147,7 @@ def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[An
 
 
 def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
-    """Load ``examples_file`` into ``examples`` and check the examples (a Struct rule of Dataset)."""
+    """Load ``examples_file`` into ``examples`` and check the examples (the Dataset rule that reads files, run after the model)."""
     inline, from_file = "examples" in out, "examples_file" in out
     if inline and from_file:
         ctx.problem((*path, "examples_file"), "give examples or examples_file, not both", key=True)

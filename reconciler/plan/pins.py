@@ -19,7 +19,7 @@ def pin_value(key: list[str], live: LiveState) -> Any:
     kind = key[0]
     if kind == "Integration":
         obj = live.integrations.get((key[1], key[2]))
-        return None if obj is None else [obj.get("id"), essence("Integration", obj)]
+        return None if obj is None else [obj.id, essence("Integration", obj.raw())]
     if kind == "ResourceRestriction":
         restriction = live.restrictions.get((key[1], key[2]))
         return None if restriction is None else essence("ResourceRestriction", restriction)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from reconciler.errors import PlanError
 from reconciler.model import DesiredResource, LiveState, ManifestSet
-from reconciler.plan.context import Ctx
+from reconciler.plan.context import Ctx, evaluator_doc, integration_doc
 from reconciler.plan.datasets import plan_datasets
 from reconciler.plan.evaluators import plan_evaluators
 from reconciler.plan.integrations import plan_integrations
@@ -35,12 +35,9 @@ def select_targets(manifests: ManifestSet, targets: Iterable[str]) -> list[Desir
         hints = [f"{u} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(u, known, n=1, cutoff=0.6))
                  else u for u in sorted(unknown)]
         raise PlanError(f"--target names nothing in the manifests: {', '.join(hints)}")
-    needed = {
-        str(((r.spec.get("template_config") or {}).get("llm_config") or {}).get("integration"))
-        for r in chosen if r.kind == "Evaluator"
-    }
+    needed = {evaluator_doc(r).template_config.llm_config.integration for r in chosen if r.kind == "Evaluator"}
     extra = [r for r in manifests.of_kind("Integration")
-             if r.name in needed and r.spec.get("type") == "LLM" and r not in chosen]
+             if r.name in needed and integration_doc(r).type == "LLM" and r not in chosen]
     return [r for r in manifests if r in chosen or r in extra]
 
 

@@ -17,7 +17,7 @@ from reconciler.emulator.core import Emulator, EmulatorSettings
 from tests.docs.provider_table import render
 
 ROOT = Path(__file__).resolve().parents[2]
-USER_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+USER_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "docs/manifest.schema.json",
              *sorted(p for p in (ROOT / "examples").rglob("*") if p.is_file())]
 
 
