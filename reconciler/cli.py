@@ -141,8 +141,15 @@ def _options(kw: dict[str, Any]) -> Any:
 
 
 def _events(quiet: bool) -> Callable[[str], None] | None:
-    """Retries and waits go to stderr as they happen (every request too with -v); not with -q."""
-    return None if quiet else (lambda line: click.echo(line, err=True))
+    """Retries and waits go to stderr as they happen (every request too with -v); not with -q. Under
+    --log-format json (a telemetry observer), as its events."""
+    from reconciler.telemetry import current
+
+    if quiet:
+        return None
+    if (observer := current()) is not None:  # as text lines, or JSON events (--log-format json)
+        return observer.client_events()
+    return lambda line: click.echo(line, err=True)
 
 
 def _stdin_for(paths: tuple[str, ...]) -> Any:
@@ -150,8 +157,23 @@ def _stdin_for(paths: tuple[str, ...]) -> Any:
 
 
 def _report_read(verbose: bool, live: Any) -> None:
+    from reconciler.telemetry import current
+
     if verbose:
-        click.echo(f"Live read: {live.requests} requests ({live.retries} retries).", err=True)
+        line = f"Live read: {live.requests} requests ({live.retries} retries)."
+        if (observer := current()) is not None:
+            observer.event("live_read", text=line, requests=live.requests, retries=live.retries)
+        else:
+            click.echo(line, err=True)
+
+
+def _problems() -> Callable[[str], None]:
+    """Where validate's problems go: stderr lines, or ``problem`` events (--log-format json)."""
+    from reconciler.telemetry import current
+
+    if (observer := current()) is not None and observer.log_format == "json":
+        return lambda line: observer.event("problem", message=line)
+    return lambda line: click.echo(line, err=True)
 
 
 @main.command()
@@ -164,8 +186,7 @@ def validate(paths: tuple[str, ...], check_secrets: bool, variables: tuple[str, 
     from reconciler.manifests.commands import run_validate
 
     sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
-                          err=lambda line: click.echo(line, err=True), var_assignments=variables,
-                          var_files=var_files))
+                          err=_problems(), var_assignments=variables, var_files=var_files))
 
 
 @main.command()
@@ -449,3 +470,11 @@ def emulator(
         host=host, port=port, db=db, admin_key=admin_key, reader_key=reader_key, space_keys=space_keys,
         rate_limit=rate_limit, faults=faults, errors_url=errors_url or DEFAULT_ERRORS_URL, spaces=spaces,
     ))
+
+
+# Registered last: `watch` (reconciler/cli_watch.py) and the options every command shares
+# (--log-format; --metrics-file on plan, apply, drift: reconciler/cli_observe.py).
+from reconciler import cli_watch  # noqa: E402,F401
+from reconciler.cli_observe import install as _install_observe  # noqa: E402
+
+_install_observe(main)

@@ -214,6 +214,24 @@ def _run_phase(
             dependents[d].append(op.id)
     ready = [op.id for op in ops if not waits_for[op.id]]
     running: dict[Future[Outcome], Operation] = {}
+    # Kept by the workers themselves, so that a call an interrupt kept out of `running` (or out of
+    # the pool's own list of threads: it may land while `submit` starts a worker) is still waited for.
+    in_flight: set[str] = set()
+    ended: dict[str, Outcome] = {}
+    settled = threading.Condition()
+
+    def tracked(op: Operation) -> Outcome:
+        with settled:
+            in_flight.add(op.id)  # before `run` looks at `stop`: an interrupt either sees it or stops it
+        outcome = Outcome(op, FAILED, "the call raised unexpectedly")
+        try:
+            outcome = run(op)
+        finally:
+            with settled:
+                in_flight.discard(op.id)
+                ended[op.id] = outcome
+                settled.notify_all()
+        return outcome
 
     def finish(outcome: Outcome) -> None:
         status[outcome.op.id] = outcome
@@ -243,7 +261,7 @@ def _run_phase(
                         finish(Outcome(op, SKIPPED, why))
                         ready.sort(key=index.__getitem__)
                         continue
-                    running[pool.submit(run, op)] = op
+                    running[pool.submit(tracked, op)] = op
                 if running:
                     done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                     for fut in done:
@@ -251,10 +269,17 @@ def _run_phase(
                         finish(fut.result())
         except KeyboardInterrupt:
             # Ctrl-C: a call in flight may already have taken effect, so each is waited for and
-            # reported; nothing new starts (a second Ctrl-C aborts the wait).
+            # reported; nothing new starts (a second Ctrl-C aborts the wait). The interrupt may land
+            # inside ``submit`` (its worker already sending) or before ``running`` holds the future:
+            # waiting for what the workers say is in flight, then reading what they recorded,
+            # reports those calls too.
             stop.set()
-            for fut in list(running):
-                finish(fut.result())
+            with settled:
+                settled.wait_for(lambda: not in_flight)
+            for op in ops:
+                result = ended.get(op.id)
+                if op.id not in status and result is not None and result.status != SKIPPED:
+                    finish(result)
             for op in ops:
                 if op.id not in status:
                     status[op.id] = Outcome(op, SKIPPED, INTERRUPTED)

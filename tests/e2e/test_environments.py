@@ -301,3 +301,23 @@ def test_bad_input_is_refused_at_its_line_before_any_request(
     assert f"m.yaml{line}" in result.stderr and message in result.stderr, result.stderr
     assert httpx.get(f"{url}/_emulator/stats").json()["requests"] == {}
     assert run("validate", str(tree), "--var", "known=1").exit_code == 1
+
+
+def test_renaming_an_evaluator_keeps_its_id_and_versions_in_one_patch_with_its_description(
+        run: Callable[..., Result], server: tuple[str, Emulator], tmp_path: Path) -> None:
+    url = server[0]
+    text = RENAME.format(name="llm", aliases="", calling="true", dataset="d", dataset_aliases="")
+    assert run("apply", str(write(tmp_path, text)), "--base-url", url, "--auto-approve").exit_code == 0
+    with client(url) as api:
+        [before] = api.get("/v2/evaluators").json()["evaluators"]
+    renamed = text.replace("space: research\nname: judge\n",
+                           "space: research\nname: judge-v2\naliases: [judge]\ndescription: renamed\n")
+    tree = write(tmp_path, renamed)
+    plan = json.loads(run("plan", str(tree), "--base-url", url, "--format", "json").stdout)
+    assert [(o["method"], o["path"], o["body"]) for o in plan["operations"]] == [
+        ("PATCH", f"/v2/evaluators/{before['id']}", {"name": "judge-v2", "description": "renamed"})]
+    assert run("apply", str(tree), "--base-url", url, "--auto-approve").exit_code == 0
+    with client(url) as api:
+        [after] = api.get("/v2/evaluators").json()["evaluators"]
+    assert (after["id"], after["name"], after["description"]) == (before["id"], "judge-v2", "renamed")
+    assert run("plan", str(tree), "--base-url", url, "--detailed-exitcode").exit_code == 0
