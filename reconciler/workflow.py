@@ -33,13 +33,19 @@ class Connection:
     api_key_file: str | None = None
     emulator: str | None = None
     parallelism: int = DEFAULT_PARALLELISM
+    ca_file: str | None = None  # PEM CA certificates to trust (a private CA); else SSL_CERT_FILE, else certifi
+    timeout: float | None = None  # connect timeout in seconds (None: the client's default)
 
 
-def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None) -> ApiClient:
+def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None,
+            trace: bool | None = None) -> ApiClient:
+    """A client for the connection. ``on_event`` hears retries and waits as they happen; with
+    ``trace`` (default: whenever ``on_event`` is given) every request too."""
     endpoint = resolve_endpoint(base_url=conn.base_url, region=conn.region, host=conn.host, emulator=conn.emulator)
     key = read_api_key(conn.api_key_file, endpoint=endpoint)
     client = open_client(endpoint, key, read_only=read_only, parallelism=conn.parallelism, on_event=on_event,
-                         trace=on_event is not None)
+                         trace=on_event is not None if trace is None else trace, ca_file=conn.ca_file,
+                         connect_timeout=conn.timeout)
     if (observer := telemetry()) is not None:  # --metrics-file, --log-format json, watch
         observer.attach(client.http)
     return client

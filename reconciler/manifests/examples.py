@@ -182,12 +182,23 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
     if not isinstance(examples, list):
         return
 
+    grouped: dict[tuple[str | None, str], list[int]] = {}  # one problem, every example that has it
+
     def report(i: int, field: str | None, message: str) -> None:
-        where: Path = (*path, "examples", i) + ((field,) if field else ())
-        if lines is None:
-            ctx.problem(where, message, key=field is not None)
-        else:
-            ctx.problem_at(shown, lines[i], 1, where, message)
+        grouped.setdefault((field, message), []).append(i)
+
+    def flush() -> None:
+        for (field, message), indices in grouped.items():
+            i = indices[0]
+            where: Path = (*path, "examples", i) + ((field,) if field else ())
+            if len(indices) > 1:
+                others = [f"[{j}]" + (f" (line {lines[j]})" if lines is not None else "") for j in indices[1:6]]
+                more = f" and {len(indices) - 6} more" if len(indices) > 6 else ""
+                message = f"{message}; so do examples{', '.join(others)}{more} ({len(indices)} in all)"
+            if lines is None:
+                ctx.problem(where, message, key=field is not None)
+            else:
+                ctx.problem_at(shown, lines[i], 1, where, message)
 
     key = out.get("key")
     key = key if isinstance(key, str) and key else None
@@ -216,3 +227,4 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
             report(i, key, f"repeats the '{key}' value of {earlier}; key values must be unique")
         else:
             seen[ident] = i
+    flush()

@@ -191,9 +191,19 @@ def _common_required(union: TaggedUnion, value: Any) -> set[str]:
 
 
 def report(exc: PydanticError, root: Any, ctx: Ctx) -> None:
-    """Every entry of ``exc`` as problems of ``ctx``."""
-    for err in exc.errors(include_url=False, include_context=True, include_input=True):
+    """Every entry of ``exc`` as problems of ``ctx``; a misspelt required field is one problem (the
+    unknown field with its suggestion), not also "missing"."""
+    errors = exc.errors(include_url=False, include_context=True, include_input=True)
+    misspelt = set()
+    for err in errors:
+        if err["type"] == "extra_forbidden":
+            at = Located(root, tuple(err["loc"]))
+            fields = list(at.model.model_fields) if at.model is not None else []
+            misspelt.add((tuple(at.path[:-1]), suggest(str(at.path[-1]), fields)))
+    for err in errors:
         for path, message, key in _translate(err, root):
+            if err["type"] == "missing" and (tuple(path), str(err["loc"][-1])) in misspelt:
+                continue
             ctx.problem(path, message, key=key)
 
 

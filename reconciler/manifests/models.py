@@ -70,6 +70,19 @@ RuleProblem = tuple[SubPath, str, bool]
 RULE = "reconciler"
 SECRET_LITERAL = ("a secret must be a reference: {env: NAME} or {file: PATH}; "
                   "literal values would end up in git")
+#: ``${NAME}`` or ``$NAME`` written where a secret goes: shell-style interpolation that reconciler does
+#: not do (``${var.NAME}`` is a manifest variable, not this).
+SHELL_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\Z")
+
+
+def secret_literal(value: Any) -> str:
+    """The message for a literal where a secret reference goes; ``${VAR}`` gets the reference to write."""
+    if isinstance(value, str) and not value.startswith("${var.") and (m := SHELL_VARIABLE.fullmatch(value.strip())):
+        return (f"'{value.strip()}' is not expanded: reconciler reads no shell variables in values; "
+                f"write {{env: {m.group(1)}}} to read the secret from the environment variable {m.group(1)}")
+    return SECRET_LITERAL
+
+
 HEADER_SIZE_MEASURE = ("measured as the UTF-8 length of the compact JSON object "
                        '{"name":"value",...}')
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -173,7 +186,7 @@ def _secret(value: Any, info: ValidationInfo) -> SecretRef:
     if value is None:
         raise problem("must be a secret reference {env: NAME} or {file: PATH}, not null")
     if not isinstance(value, dict):
-        raise problem(SECRET_LITERAL)
+        raise problem(secret_literal(value))
     keys = list(value)
     if len(keys) != 1 or keys[0] not in ("env", "file"):
         odd = [k for k in keys if k not in ("env", "file")]
@@ -234,7 +247,9 @@ def _headers(value: Any, info: ValidationInfo) -> dict[str, SecretRef]:
             found.append(((name,), "a header value must be a secret reference {env: NAME} or {file: PATH}, "
                                    "not null (to clear every header, write headers: null)", False))
         elif not isinstance(v, dict):
-            found.append(((name,), SECRET_LITERAL + " (header values are write-only secrets)", False))
+            message = secret_literal(v)
+            found.append(((name,), message + (" (header values are write-only secrets)"
+                                              if message == SECRET_LITERAL else ""), False))
         else:
             try:
                 out[name] = _secret(v, info)
@@ -754,7 +769,7 @@ Globs = Annotated[list[Annotated[str, StringConstraints(min_length=1),
 
 
 class Ownership(Document):
-    """What this tree owns (product.md section 5): --prune deletes only undeclared resources inside
+    """What this tree owns: --prune deletes only undeclared resources inside
     it, and plan and drift list them as unmanaged. At most one per tree."""
 
     refused = {"space": "'space' does not apply to Ownership (list the owned spaces under 'spaces')"}

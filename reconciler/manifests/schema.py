@@ -44,7 +44,7 @@ def manifest_json_schema() -> dict[str, Any]:
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": SCHEMA_ID,
         "title": "reconciler manifest document",
-        "description": "One document of a reconciler manifest (product.md section 3). "
+        "description": "One document of a reconciler manifest (see docs/manifests.md). "
                        "Secrets are {env: NAME} or {file: PATH} references only.",
         "type": "object",
         "required": ["kind", "name"],

@@ -172,6 +172,15 @@ def experiments_to_delete(experiments: list[dict[str, Any]], rule: Retention, no
     return out
 
 
+def retention_reason(e: dict[str, Any], rule: Retention) -> str:
+    """Why retention deletes an experiment, in the rule's words."""
+    created = str(e.get("created_at") or "?")[:10]
+    why = [f"older than {rule.older_than_days} days"] if rule.older_than_days is not MISSING else []
+    if rule.keep_last is not MISSING:
+        why.append(f"not among the {rule.keep_last} newest")
+    return f"experiment {e.get('name')} (created {created}): {' and '.join(why)}"
+
+
 def _plan_retention(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
     rule = dataset_doc(r).experiment_retention
     if rule is None or rule is MISSING:
@@ -179,4 +188,4 @@ def _plan_retention(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
     for e in experiments_to_delete(live.experiments or [], rule, ctx.now):
         ctx.op(r, f"retention-{e['id']}", "DELETE", f"/v2/experiments/{e['id']}", action="delete",
                kind="Experiment", name=str(e.get("name")), note="experiment retention",
-               changes=[ctx.change(r, "experiment_retention", e.get("created_at"), None)])
+               changes=[ctx.change(r, "experiment_retention", retention_reason(e, rule), None)])

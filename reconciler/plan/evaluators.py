@@ -5,6 +5,7 @@ same plan (a reference known after apply)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import MISSING
@@ -12,7 +13,9 @@ from pydantic import MISSING
 from reconciler.model import DesiredResource, LiveEvaluator
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import Ctx, evaluator_doc
-from reconciler.plan.model import has_ref, ref
+from reconciler.plan.model import REF_RE, Change, has_ref, ref
+
+INTEGRATION_ID = "llm_config.ai_integration_id"
 
 
 def resolve_template(r: DesiredResource, ctx: Ctx) -> tuple[dict[str, Any], tuple[str, ...]] | None:
@@ -57,8 +60,9 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
                 body["description"] = doc.description
             body["version"] = {"commit_message": _commit_message(r, "create"), "template_config": tc}
             op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
-                        changes=ctx.created(r, {k: v for k, v in {"description": body.get("description"),
-                                                                   **body["version"]}.items() if v is not None}))
+                        changes=by_name(ctx, ctx.created(r, {k: v for k, v in {"description": body.get("description"),
+                                                                                **body["version"]}.items()
+                                                             if v is not None})))
             ctx.creates[r.identity] = op.id
             continue
         _update(r, ctx, live, tc, depends)
@@ -80,10 +84,31 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any
     have = dict(((live.latest or {}).get("template_config")) or {})
     merged = _merge(have, tc)
     if merged != have or has_ref(tc):
+        message = _commit_message(r, "update")
+        reused = message == (live.latest or {}).get("commit_message")
+        changes = by_name(ctx, nested_changes(have, merged, "template_config", source_in(r, _manifest_path)))
         ctx.op(r, "version", "POST", f"/v2/evaluators/{evaluator_id}/versions",
-               body={"commit_message": _commit_message(r, "update"), "template_config": merged},
-               changes=nested_changes(have, merged, "template_config", source_in(r, _manifest_path)),
-               depends_on=depends, note="new version")
+               body={"commit_message": message, "template_config": merged},
+               changes=[*changes, ctx.change(r, "commit_message", None, message)], depends_on=depends,
+               note="new version" + ("; its commit_message is the live version's (reused): write a new one to "
+                                     "tell the versions apart" if reused else ""))
+
+
+def by_name(ctx: Ctx, changes: list[Change]) -> list[Change]:
+    """A change of ``llm_config.ai_integration_id`` as the manifest says it: the integration by name."""
+    names = {str(o.id): name for (t, name), o in ctx.live.integrations.items() if t == "LLM"}
+    created = {op_id: name for (kind, t, name), op_id in ctx.creates.items() if kind == "Integration" and t == "LLM"}
+
+    def name_of(value: object) -> object:
+        if isinstance(value, str):
+            m = REF_RE.fullmatch(value)
+            if m is not None:
+                return created.get(m.group(1), value)
+            return names.get(value, value)
+        return value
+
+    return [replace(c, path=c.path.replace(INTEGRATION_ID, "llm_config.integration"), before=name_of(c.before),
+                    after=name_of(c.after)) if c.path.endswith(INTEGRATION_ID) else c for c in changes]
 
 
 def _commit_message(r: DesiredResource, default: str) -> str:

@@ -86,8 +86,11 @@ def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
         body = version_body(want, latest)
         changes = [c for f in VERSION_FIELDS if f in want
                    for c in nested_changes((latest or {}).get(f), want[f], f"version.{f}", source_in(r))]
+        changes.append(ctx.change(r, "version.commit_message", None, body["commit_message"]))
+        reused = latest is not None and body["commit_message"] == latest.get("commit_message")
         version = ctx.op(r, "version", "POST", f"/v2/prompts/{prompt_id}/versions", body=body, changes=changes,
-                         note="new version")
+                         note="new version" + ("; its commit_message is the live version's (reused): write a new "
+                                               "one to tell the versions apart" if reused else ""))
         if labels:  # the new version carries none yet; PUT moves each label to it from where it is
             ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{ref(version.id, 'id')}/labels",
                    body={"labels": labels}, depends_on=[version.id],
