@@ -32,7 +32,7 @@ def resolved(value: Any) -> Any:
 
 def naive_writes(manifests: ManifestSet, live: LiveState, client: ApiClient) -> tuple[int, int]:
     """Send one write per declared resource; returns (sent, failed)."""
-    integration_ids = {name: str(obj["id"]) for (t, name), obj in live.integrations.items() if t == "LLM"}
+    integration_ids = {name: obj.id for (t, name), obj in live.integrations.items() if t == "LLM"}
     sent = failed = 0
     for r in sorted(manifests, key=lambda r: r.kind != "Integration"):  # evaluators name integrations
         try:
@@ -58,7 +58,7 @@ def _write_for(r: DesiredResource, live: LiveState,
         current = live.integrations.get((str(spec.get("type")), r.name))
         if current is None:
             return "POST", "/v2/integrations", {"type": spec.get("type"), "name": r.name, **body}
-        return "PATCH", f"/v2/integrations/{path_segment(str(current['id']))}", {"type": spec.get("type"), **body}
+        return "PATCH", f"/v2/integrations/{path_segment(current.id)}", {"type": spec.get("type"), **body}
     if space_id is None:
         return None
     if r.kind == "Prompt":

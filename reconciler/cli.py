@@ -68,7 +68,12 @@ def _connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Run against an in-process emulator persisted in FILE (SQLite)."),
         click.option("--parallelism", default=DEFAULT_PARALLELISM, show_default=True, type=click.IntRange(1, 64),
                      help="Concurrent requests."),
-        click.option("-v", "--verbose", is_flag=True, help="Report requests, retries and waits on stderr."),
+        click.option("--ca-file", type=click.Path(dir_okay=False), envvar="RECONCILER_CA_FILE",
+                     help="Trust the CA certificates in FILE (PEM) for TLS; else SSL_CERT_FILE, else certifi's."),
+        click.option("--timeout", type=click.FloatRange(0.1, 600), metavar="SECONDS",
+                     help="Connect timeout, and how long refused connections are retried (default 5)."),
+        click.option("-v", "--verbose", is_flag=True, help="Report every request on stderr too."),
+        click.option("-q", "--quiet", is_flag=True, help="Print only changes, drift and errors (for cron)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -122,7 +127,7 @@ def _connection(kw: dict[str, Any]) -> Any:
 
     return Connection(base_url=kw.pop("base_url"), region=kw.pop("region"), host=kw.pop("host"),
                       api_key_file=kw.pop("api_key_file"), emulator=kw.pop("emulator_db"),
-                      parallelism=kw.pop("parallelism"))
+                      parallelism=kw.pop("parallelism"), ca_file=kw.pop("ca_file"), timeout=kw.pop("timeout"))
 
 
 def _options(kw: dict[str, Any]) -> Any:
@@ -135,8 +140,16 @@ def _options(kw: dict[str, Any]) -> Any:
                        variables=tuple(kw.pop("variables")), var_files=tuple(kw.pop("var_files")))
 
 
-def _events(verbose: bool) -> Callable[[str], None] | None:
-    return (lambda line: click.echo(line, err=True)) if verbose else None
+def _events(quiet: bool) -> Callable[[str], None] | None:
+    """Retries and waits go to stderr as they happen (every request too with -v); not with -q. Under
+    --log-format json (a telemetry observer), as its events."""
+    from reconciler.telemetry import current
+
+    if quiet:
+        return None
+    if (observer := current()) is not None:  # as text lines, or JSON events (--log-format json)
+        return observer.client_events()
+    return lambda line: click.echo(line, err=True)
 
 
 def _stdin_for(paths: tuple[str, ...]) -> Any:
@@ -144,8 +157,23 @@ def _stdin_for(paths: tuple[str, ...]) -> Any:
 
 
 def _report_read(verbose: bool, live: Any) -> None:
+    from reconciler.telemetry import current
+
     if verbose:
-        click.echo(f"Live read: {live.requests} requests ({live.retries} retries).", err=True)
+        line = f"Live read: {live.requests} requests ({live.retries} retries)."
+        if (observer := current()) is not None:
+            observer.event("live_read", text=line, requests=live.requests, retries=live.retries)
+        else:
+            click.echo(line, err=True)
+
+
+def _problems() -> Callable[[str], None]:
+    """Where validate's problems go: stderr lines, or ``problem`` events (--log-format json)."""
+    from reconciler.telemetry import current
+
+    if (observer := current()) is not None and observer.log_format == "json":
+        return lambda line: observer.event("problem", message=line)
+    return lambda line: click.echo(line, err=True)
 
 
 @main.command()
@@ -158,8 +186,7 @@ def validate(paths: tuple[str, ...], check_secrets: bool, variables: tuple[str, 
     from reconciler.manifests.commands import run_validate
 
     sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
-                          err=lambda line: click.echo(line, err=True), var_assignments=variables,
-                          var_files=var_files))
+                          err=_problems(), var_assignments=variables, var_files=var_files))
 
 
 @main.command()
@@ -179,7 +206,7 @@ def schema() -> None:
 @_var_options
 @_connection_options
 def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
-         **kw: Any) -> None:
+         quiet: bool, **kw: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
     from reconciler.workflow import check_plan_secrets, connect, plan_against, prepare_options
@@ -190,17 +217,20 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     options = prepare_options(manifests, options)
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
-    with connect(conn, on_event=_events(verbose)) as client:
+    with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+            _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
     check_plan_secrets(result, manifests)
-    click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
+    if not (quiet and _nothing_to_say(result)):
+        click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
     if out_file:
         try:
             Path(out_file).write_text(replace(result, workdir=os.getcwd()).dumps(), encoding="utf-8")
         except OSError as exc:
             raise ReconcilerError(f"--out {out_file}: cannot write the plan ({exc.strerror or exc})") from None
-        click.echo(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", err=True)
+        if not quiet:
+            click.echo(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", err=True)
     sys.exit(2 if detailed_exitcode and not result.empty else 0)
 
 
@@ -212,7 +242,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
               "revision as drift.")
 @_var_options
 @_connection_options
-def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verbose: bool,
+def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verbose: bool, quiet: bool,
           variables: tuple[str, ...], var_files: tuple[str, ...], **kw: Any) -> None:
     """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET.
     Unmanaged resources are listed; with --prune they count as drift."""
@@ -223,11 +253,14 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
     conn = _connection(kw)
     manifests = _load(paths, variables, var_files)  # secrets are compared by presence, never sent: never read
     options = prepare_options(manifests, PlanOptions(since=since, variables=variables, var_files=var_files))
-    with connect(conn, read_only=True, on_event=_events(verbose)) as client:
+    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+            _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
-    click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
-    sys.exit(0 if result.empty and not (prune and result.unmanaged) else 2)
+    drifted = not result.empty or bool(prune and result.unmanaged)
+    if drifted or not (quiet and _nothing_to_say(result)):
+        click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
+    sys.exit(2 if drifted else 0)
 
 
 @main.command()
@@ -237,7 +270,7 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
 @_plan_options
 @_var_options
 @_connection_options
-def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: bool, **kw: Any) -> None:
+def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: bool, quiet: bool, **kw: Any) -> None:
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
     from reconciler.plan.render import render_text
     from reconciler.workflow import (
@@ -257,9 +290,11 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     conn = _connection(kw)
     from_file = is_plan_file(paths)
     manifests = None if from_file else _load(paths, options.variables, options.var_files)  # refused before any request
+    if not auto_approve and not from_file and not sys.stdin.isatty():  # before any request or plan is shown
+        raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
     if manifests is not None:
         options = prepare_options(manifests, options)
-    with connect(conn, on_event=_events(verbose)) as client:
+    with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
         if from_file:
             planned = read_plan_file(paths[0])
             _refuse_plan_options(options)
@@ -274,27 +309,26 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
                               tuple(_from_workdir(planned, f) for f in planned.options.var_files)) if manifest_paths else None
         else:
             assert manifests is not None
-            live, planned = plan_against(manifests, client, options)
+            with _read_progress(client, quiet):
+                live, planned = plan_against(manifests, client, options)
             _report_read(verbose, live)
-        click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
+        if not (quiet and (auto_approve or from_file)) and not (quiet and _nothing_to_say(planned)):
+            click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
         if planned.empty:
             return
         check_replacements(planned)
         check_plan_secrets(planned, manifests)
-        if not auto_approve and not from_file:
-            if not sys.stdin.isatty():
-                raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
-            if not click.confirm("Apply these changes?", default=False):
-                raise ReconcilerError("apply cancelled")
-        report = _execute_with_progress(planned, client, conn.parallelism, fail_fast)
-        for line in report.lines():
-            click.echo(line)
+        if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):
+            raise ReconcilerError("apply cancelled")
+        report, listed = _execute_with_progress(planned, client, conn.parallelism, fail_fast, quiet)
+        if not (quiet and report.ok):
+            for line in report.lines(list_applied=not listed):
+                click.echo(line)
         if report.interrupted:
             raise ReconcilerError(f"apply interrupted: {len(report.of('applied'))} calls applied, "
                                   f"{len(report.of('skipped'))} not started (listed above); re-run to converge")
         if not report.ok:
-            raise ReconcilerError(f"apply finished with {len(report.of('failed'))} failed and "
-                                  f"{len(report.of('skipped'))} skipped calls; re-run to converge")
+            raise ReconcilerError(report.failure_summary())
         if manifests is None:
             click.echo("Applied. Convergence was not re-checked: the plan file's manifests ("
                        + ", ".join(planned.manifests) + ") are not found here or under " + (planned.workdir or "?")
@@ -303,7 +337,19 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         again = confirm_converged(manifests, client, planned, live, report)
         if not again.empty:
             raise not_converged(again)
-        click.echo("Apply complete: live state matches the manifests.")
+        if not quiet:
+            click.echo("Apply complete: live state matches the manifests.")
+
+
+def _nothing_to_say(plan: Any) -> bool:
+    """In sync, with nothing unmanaged and no warning: what --quiet leaves unsaid."""
+    return bool(plan.empty and not plan.unmanaged and not plan.warnings)
+
+
+def _read_progress(client: Any, quiet: bool) -> Any:
+    from reconciler.progress import read_progress
+
+    return read_progress(client, enabled=False if quiet else None)
 
 
 def _colour() -> bool:
@@ -348,37 +394,50 @@ def _from_workdir(planned: Any, path: str) -> str:
     return path
 
 
-def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool) -> Any:
-    """Rich progress on a terminal; one line per call otherwise (CI logs)."""
-    from reconciler.apply.executor import describe
+def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool,
+                           quiet: bool) -> tuple[Any, bool]:
+    """Rich progress on a terminal; one line per call as it ends otherwise (CI logs; nothing with
+    --quiet). Returns the report and whether the applied calls need no second listing."""
     from reconciler.workflow import run_apply
 
-    if sys.stdout.isatty():
+    if sys.stdout.isatty() and not quiet:
         from rich.progress import Progress
 
         with Progress(transient=True) as progress:
             task = progress.add_task("Applying", total=len(planned.operations))
-            return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
-                             on_done=lambda o: progress.advance(task))
-    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
-                     on_done=lambda o: click.echo(f"{o.status:8} {describe(o.op)}"
-                                                  + (f": {o.detail}" if o.detail else "")))
+            report = run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
+                               on_done=lambda o: progress.advance(task))
+        return report, False
+
+    def done(o: Any) -> None:
+        if not quiet:
+            click.echo(f"{o.status:8} {o.describe()}" + (f": {o.detail}" if o.detail else ""))
+
+    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast, on_done=done), True
 
 
 @main.command()
+@click.argument("addresses", nargs=-1, metavar="[KIND/NAME]...")
 @click.option("--space", "spaces", multiple=True, help="Export this space's prompts, datasets and evaluators.")
 @click.option("--out", "out_dir", default="exported", show_default=True, type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Write into --out even when it is not empty.")
 @_connection_options
-def export(spaces: tuple[str, ...], out_dir: str, verbose: bool, **kw: Any) -> None:
-    """Write manifests from live state (adoption of existing resources)."""
-    from reconciler.export import export_manifests
+def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, force: bool, verbose: bool,
+           quiet: bool, **kw: Any) -> None:
+    """Write manifests from live state (adoption of existing resources): everything, the spaces
+    of --space, or the resources named (KIND/NAME, or KIND/SPACE/NAME for a prompt, dataset or
+    evaluator)."""
+    from reconciler.export import check_out_dir, export_manifests
     from reconciler.workflow import connect
 
     conn = _connection(kw)
-    with connect(conn, read_only=True, on_event=_events(verbose)) as client:
-        written = export_manifests(client, list(spaces), Path(out_dir))
-    for line in written:
-        click.echo(line)
+    check_out_dir(Path(out_dir), force)  # before any request
+    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+            _read_progress(client, quiet):
+        written = export_manifests(client, list(spaces), Path(out_dir), list(addresses))
+    if not quiet:
+        for line in written:
+            click.echo(line)
 
 
 @main.command()
@@ -411,3 +470,11 @@ def emulator(
         host=host, port=port, db=db, admin_key=admin_key, reader_key=reader_key, space_keys=space_keys,
         rate_limit=rate_limit, faults=faults, errors_url=errors_url or DEFAULT_ERRORS_URL, spaces=spaces,
     ))
+
+
+# Registered last: `watch` (reconciler/cli_watch.py) and the options every command shares
+# (--log-format; --metrics-file on plan, apply, drift: reconciler/cli_observe.py).
+from reconciler import cli_watch  # noqa: E402,F401
+from reconciler.cli_observe import install as _install_observe  # noqa: E402
+
+_install_observe(main)

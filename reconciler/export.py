@@ -96,10 +96,53 @@ def _auth(auth: Mapping[str, Any], name: str, env: list[str]) -> dict[str, Any]:
     return out
 
 
-def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[str]:
-    """Write the manifests; returns one line per file written."""
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line text (a prompt message, a template) as a ``|`` block scalar, as a person writes it."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value.strip("\n") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str)
+
+
+def dump_documents(docs: list[dict[str, Any]]) -> str:
+    return yaml.dump_all(docs, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=110)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def address_of(doc: Mapping[str, Any]) -> str:
+    """``KIND/NAME``, or ``KIND/SPACE/NAME`` for the kinds that live in a space (as ``--target``)."""
+    space = doc.get("space")
+    return f"{doc['kind']}/{space}/{doc['name']}" if space else f"{doc['kind']}/{doc['name']}"
+
+
+def check_out_dir(out: Path, force: bool) -> None:
+    """Refuse to write into a directory that holds files, unless ``force``: an export over an
+    existing tree would mix old and new manifests, and overwrite files of the same name."""
+    from reconciler.errors import ConfigError
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise ConfigError(f"--out {out}: the directory is not empty; choose another, or pass --force to write "
+                          "into it (files of the same name are replaced)")
+
+
+def export_manifests(client: ApiClient, spaces: list[str], out: Path,
+                     addresses: list[str] | None = None) -> list[str]:
+    """Write the manifests (only those of ``addresses``, KIND/NAME or KIND/SPACE/NAME, when given);
+    returns one line per file written."""
+    wanted = set(addresses or ())
+    if wanted and not spaces:  # the spaces the addresses name are enough to read
+        spaces = sorted({a.split("/")[1] for a in wanted if a.count("/") == 2})
     first = read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset()))
-    chosen = spaces or [str(s["name"]) for s in first.spaces]
+    chosen = spaces or [s.name for s in first.spaces]
     if spaces:
         unknown = [s for s in spaces if first.space_id(s) is None]
         if unknown:
@@ -112,20 +155,44 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[st
                                  ("evaluators", listing.evaluators))}
     live = read_live(client, ReadScope(spaces=frozenset(chosen), prompts=names["prompts"],
                                        datasets=names["datasets"], evaluators=names["evaluators"]))
+    everything = _all_addresses(live, chosen)
+    unknown = sorted(a for a in wanted if a not in everything)
+    if unknown:
+        import difflib
+
+        from reconciler.errors import ConfigError
+
+        hints = [f"{u} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(u, everything, n=1))
+                 else u for u in unknown]
+        raise ConfigError(f"export: no such live resource: {', '.join(hints)}")
+
+    def chosen_doc(doc: Mapping[str, Any]) -> bool:
+        return not wanted or address_of(doc) in wanted
+
     out.mkdir(parents=True, exist_ok=True)
     env: list[str] = []
     written: list[str] = []
 
     def write(rel: str, docs: list[dict[str, Any]]) -> None:
+        docs = [d for d in docs if chosen_doc(d)]
         if not docs:
             return
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True), encoding="utf-8")
-        written.append(f"wrote {path} ({len(docs)} resources)")
+        path.write_text(dump_documents(docs), encoding="utf-8")
+        written.append(f"wrote {path} ({_plural(len(docs), 'resource')})")
 
     notes: list[str] = []
-    write("integrations.yaml", [integration_manifest(o, env, notes) for _, o in sorted(live.integrations.items())])
+    integrations = []
+    for _, obj in sorted(live.integrations.items()):
+        doc_env: list[str] = []
+        doc_notes: list[str] = []
+        doc = integration_manifest(obj.raw(), doc_env, doc_notes)
+        if chosen_doc(doc):  # the secrets and notes of the integrations exported only
+            integrations.append(doc)
+            env.extend(doc_env)
+            notes.extend(doc_notes)
+    write("integrations.yaml", integrations)
     restrictions = [{"kind": "ResourceRestriction", "name": f"{t.lower()}-{rid}", "resource_type": t,
                      "resource_id": rid} for (t, rid) in sorted(live.restrictions) if t in ("PROJECT", "DASHBOARD")]
     write("restrictions.yaml", restrictions)
@@ -139,6 +206,8 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[st
         for (dsid, name), d in sorted(live.datasets.items()):
             if dsid != sid:
                 continue
+            if not chosen_doc({"kind": "Dataset", "space": space, "name": name}):
+                continue
             rel = f"{space}/data/{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}.jsonl"
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             lines = [json.dumps({k: v for k, v in e.items() if k not in SERVER_FIELDS}, ensure_ascii=False,
@@ -151,8 +220,17 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path) -> list[st
         (out / "secrets.env.example").write_text(
             "# Secrets cannot be exported; set these before running plan on the exported manifests.\n"
             + "".join(f"{v}=\n" for v in sorted(set(env))) + "".join(f"{n}\n" for n in notes), encoding="utf-8")
-        written.append(f"wrote {out / 'secrets.env.example'} ({len(set(env))} variables to set)")
+        written.append(f"wrote {out / 'secrets.env.example'} ({_plural(len(set(env)), 'variable')} to set)")
     return written
+
+
+def _all_addresses(live: LiveState, spaces: list[str]) -> list[str]:
+    found = [f"Integration/{name}" for (_, name) in live.integrations]
+    found += [f"ResourceRestriction/{t.lower()}-{rid}" for (t, rid) in live.restrictions if t in ("PROJECT", "DASHBOARD")]
+    for kind, table in (("Prompt", live.prompts), ("Dataset", live.datasets), ("Evaluator", live.evaluators)):
+        found += [f"{kind}/{live.space_name(sid)}/{name}" for (sid, name) in table
+                  if live.space_name(sid) in spaces]
+    return sorted(found)
 
 
 def _prompts(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
@@ -175,7 +253,7 @@ def _prompts(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
 
 
 def _evaluators(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
-    by_id = {str(o["id"]): name for (t, name), o in live.integrations.items() if t == "LLM"}
+    by_id = {o.id: name for (t, name), o in live.integrations.items() if t == "LLM"}
     docs = []
     for (esid, name), e in sorted(live.evaluators.items()):
         if esid != sid or not e.latest:

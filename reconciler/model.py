@@ -15,6 +15,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from reconciler.errors import SecretError
 
 KINDS = ("Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction")
@@ -34,13 +36,32 @@ class Source:
         return f"{self.file}:{self.line}" + (f" via {self.via}" if self.via else "")
 
 
-@dataclass(frozen=True, repr=False)
 class SecretRef:
     """A reference to a secret (``{env: NAME}`` or ``{file: PATH}``). The value is read only on
-    ``resolve()`` and is never part of a repr, str, error or log line."""
+    ``resolve()`` and is never part of a repr, str, error or log line.
 
+    A plain immutable class rather than a dataclass: the manifest models hold it as a value of its
+    own, and pydantic keeps such a value as it is when a model is dumped into a plan's spec."""
+
+    __slots__ = ("source", "ref")
     source: Literal["env", "file"]
     ref: str  # the variable name, or the file path (absolute, resolved against the manifest)
+
+    def __init__(self, source: Literal["env", "file"], ref: str) -> None:
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "ref", ref)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("SecretRef is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SecretRef) and (self.source, self.ref) == (other.source, other.ref)
+
+    def __hash__(self) -> int:
+        return hash((SecretRef, self.source, self.ref))
+
+    def __reduce__(self) -> tuple[type[SecretRef], tuple[str, str]]:
+        return (SecretRef, (self.source, self.ref))
 
     def __repr__(self) -> str:
         return f"SecretRef({self.source}={self.ref!r})"
@@ -79,6 +100,8 @@ class DesiredResource:
         ResourceRestriction: resource_type, resource_id.
     sources: dotted field path ("config.api_key", "version.messages") -> where it was written;
         "" -> the document itself.
+    doc: the typed document (a ``reconciler.manifests.models`` model; ``spec`` is its dump) when
+        it was loaded from a manifest; None when a test builds the resource from a spec.
     """
 
     kind: str
@@ -88,6 +111,7 @@ class DesiredResource:
     sources: Mapping[str, Source] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()  # former names (Integration, Dataset, Evaluator): renamed in place
     protect: bool = False  # never deleted or replaced by a plan
+    doc: Any = field(default=None, compare=False, repr=False)
 
     @property
     def identity(self) -> tuple[str, ...]:
@@ -238,14 +262,54 @@ class LiveEvaluator:
     latest: dict[str, Any] | None = None  # the latest version (API shape, with template_config)
 
 
+class ApiObject(BaseModel):
+    """An object the API returns, parsed at the client: the fields the reconciler reads are typed
+    attributes; fields it does not know are kept (api-spec.md: objects may gain fields)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class LiveSpace(ApiObject):
+    """A space (GET /v2/spaces)."""
+
+    id: str
+    name: str
+    organization_id: str | None = None
+
+
+class LiveOrganization(ApiObject):
+    """An organization (GET /v2/organizations)."""
+
+    id: str
+    name: str | None = None
+
+
+class LiveIntegration(ApiObject):
+    """An integration (GET /v2/integrations). ``config`` stays a mapping in the API's read names:
+    its fields depend on the provider, and the planner walks them through the provider table."""
+
+    id: str
+    type: str
+    name: str
+    description: str | None = None
+    scopings: list[dict[str, Any]] | None = None
+    config: dict[str, Any] | None = None
+
+    def raw(self) -> dict[str, Any]:
+        """The object as the API returned it (no field invented, unknown ones kept)."""
+        return self.model_dump(exclude_unset=True)
+
+
 @dataclass
 class LiveState:
-    """Everything a plan compares against, keyed by identity. Objects are in API read shape;
-    unknown fields are tolerated (the planner only looks at the fields it manages)."""
+    """Everything a plan compares against, keyed by identity. Integrations, spaces and organizations
+    are typed (``ApiObject``); the other objects are in API read shape; unknown fields are tolerated (the
+    planner only looks at the fields it manages). Spaces and organizations given as dicts (a test's
+    shorthand) are parsed on construction; so are integrations."""
 
-    integrations: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (type, name)
-    spaces: list[dict[str, Any]] = field(default_factory=list)
-    organizations: list[dict[str, Any]] = field(default_factory=list)
+    integrations: dict[tuple[str, str], LiveIntegration] = field(default_factory=dict)  # (type, name)
+    spaces: list[LiveSpace] = field(default_factory=list)
+    organizations: list[LiveOrganization] = field(default_factory=list)
     prompts: dict[tuple[str, str], LivePrompt] = field(default_factory=dict)  # (space_id, name)
     datasets: dict[tuple[str, str], LiveDataset] = field(default_factory=dict)  # (space_id, name)
     evaluators: dict[tuple[str, str], LiveEvaluator] = field(default_factory=dict)  # (space_id, name)
@@ -253,18 +317,23 @@ class LiveState:
     requests: int = 0  # HTTP requests the read made (one per call; retries not included)
     retries: int = 0  # extra attempts the read needed (429 waits, 5xx and connection retries)
 
+    def __post_init__(self) -> None:
+        self.integrations = {k: LiveIntegration.model_validate(v) for k, v in self.integrations.items()}
+        self.spaces = [LiveSpace.model_validate(s) for s in self.spaces]
+        self.organizations = [LiveOrganization.model_validate(o) for o in self.organizations]
+
     def space_id(self, name_or_id: str) -> str | None:
         """Resolve a manifest's space (exact name first, then id)."""
         for s in self.spaces:
-            if s.get("name") == name_or_id:
-                return str(s["id"])
+            if s.name == name_or_id:
+                return s.id
         for s in self.spaces:
-            if s.get("id") == name_or_id:
-                return str(s["id"])
+            if s.id == name_or_id:
+                return s.id
         return None
 
     def space_name(self, space_id: str) -> str:
         for s in self.spaces:
-            if s.get("id") == space_id:
-                return str(s.get("name"))
+            if s.id == space_id:
+                return s.name
         return space_id

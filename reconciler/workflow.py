@@ -22,6 +22,7 @@ from reconciler.plan.context import parse_secret_spec
 from reconciler.plan.model import REF_RE, Operation, Plan, PlanOptions
 from reconciler.plan.pins import pin_fingerprint
 from reconciler.plan.planner import make_plan, order
+from reconciler.telemetry import current as telemetry
 
 
 @dataclass(frozen=True)
@@ -32,13 +33,22 @@ class Connection:
     api_key_file: str | None = None
     emulator: str | None = None
     parallelism: int = DEFAULT_PARALLELISM
+    ca_file: str | None = None  # PEM CA certificates to trust (a private CA); else SSL_CERT_FILE, else certifi
+    timeout: float | None = None  # connect timeout in seconds (None: the client's default)
 
 
-def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None) -> ApiClient:
+def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None,
+            trace: bool | None = None) -> ApiClient:
+    """A client for the connection. ``on_event`` hears retries and waits as they happen; with
+    ``trace`` (default: whenever ``on_event`` is given) every request too."""
     endpoint = resolve_endpoint(base_url=conn.base_url, region=conn.region, host=conn.host, emulator=conn.emulator)
     key = read_api_key(conn.api_key_file, endpoint=endpoint)
-    return open_client(endpoint, key, read_only=read_only, parallelism=conn.parallelism, on_event=on_event,
-                       trace=on_event is not None)
+    client = open_client(endpoint, key, read_only=read_only, parallelism=conn.parallelism, on_event=on_event,
+                         trace=on_event is not None if trace is None else trace, ca_file=conn.ca_file,
+                         connect_timeout=conn.timeout)
+    if (observer := telemetry()) is not None:  # --metrics-file, --log-format json, watch
+        observer.attach(client.http)
+    return client
 
 
 def load(paths: Sequence[str], stdin: TextIO | None = None, *, var_assignments: Sequence[str] = (),
@@ -98,8 +108,10 @@ def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
 
 def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:
     live = read_live(client, manifests.read_scope(), manifests)
-    planned = make_plan(manifests, live, options)
-    return live, guard_integrations(planned, live, client)
+    planned = guard_integrations(make_plan(manifests, live, options), live, client)
+    if (observer := telemetry()) is not None:
+        observer.observe_plan(manifests, planned, log=True)
+    return live, planned
 
 
 def _replacement_of(target: str, delete: Operation, plan: Plan) -> bool:
@@ -186,6 +198,8 @@ def run_apply(
     on_done: Callable[[Outcome], None] | None = None,
 ) -> ApplyReport:
     check_replacements(plan)
+    if (observer := telemetry()) is not None:
+        on_done = observer.outcome_sink(on_done)
     return execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_start=on_start, on_done=on_done)
 
 
@@ -194,7 +208,10 @@ def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, liv
     """Re-read what apply touched, fold it into the live state the plan was made from, and plan
     again; the returned plan is empty when apply converged. Secrets are not rotated again."""
     fresh = reread_touched(plan, live, report.responses, client, manifests)
-    return make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False, rotate=(), resend=()))
+    again = make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False, rotate=(), resend=()))
+    if (observer := telemetry()) is not None:  # the resources' state after the apply
+        observer.observe_plan(manifests, again)
+    return again
 
 
 def not_converged(plan: Plan) -> ApplyError:

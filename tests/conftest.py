@@ -30,14 +30,17 @@ def free_port() -> int:
 
 @contextmanager
 def running_emulator(settings: EmulatorSettings | None = None, *, wrap: Callable[[Any], Any] | None = None,
-                     log_level: str = "warning", **overrides: Any) -> Iterator[tuple[str, Emulator]]:
+                     log_level: str = "warning", tls: tuple[str, str] | None = None,
+                     **overrides: Any) -> Iterator[tuple[str, Emulator]]:
     """Serve a fresh emulator with uvicorn on a free loopback port; yields (base_url, emulator).
-    ``wrap`` puts an ASGI layer of the test's own around the app (a wire recorder)."""
+    ``wrap`` puts an ASGI layer of the test's own around the app (a wire recorder); ``tls``
+    (certificate file, key file) serves https on ``localhost`` instead of http."""
     settings = replace(settings or EmulatorSettings(), port=free_port(), **overrides)
     emu = Emulator(settings)
     app = create_app(emu)
+    ssl = {"ssl_certfile": tls[0], "ssl_keyfile": tls[1]} if tls else {}
     config = uvicorn.Config(wrap(app) if wrap else app, host="127.0.0.1", port=settings.port, log_level=log_level,
-                            lifespan="off")
+                            lifespan="off", **ssl)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -47,7 +50,7 @@ def running_emulator(settings: EmulatorSettings | None = None, *, wrap: Callable
             raise RuntimeError("the emulator did not start")
         time.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{settings.port}", emu
+        yield (f"https://localhost:{settings.port}" if tls else f"http://127.0.0.1:{settings.port}"), emu
     finally:
         server.should_exit = True
         thread.join(timeout=10)

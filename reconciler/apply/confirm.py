@@ -18,7 +18,7 @@ from typing import Any
 from reconciler.client.http import ApiClient
 from reconciler.client.live import labels_of, read_examples, wanted_examples
 from reconciler.errors import ProblemError
-from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt, LiveState, ManifestSet
+from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LivePrompt, LiveState, ManifestSet
 from reconciler.plan.model import Operation, Plan
 
 EXAMPLES_LIMIT = 500
@@ -76,7 +76,7 @@ def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], clien
 def _type_of(live: LiveState, path: str) -> str | None:
     """The type of the live integration a path names (``/v2/integrations/{id}``)."""
     resource_id = path.rsplit("/", 1)[1]
-    return next((t for (t, _), obj in live.integrations.items() if obj.get("id") == resource_id), None)
+    return next((t for (t, _), obj in live.integrations.items() if obj.id == resource_id), None)
 
 
 def _pages(n: int) -> int:
@@ -104,7 +104,8 @@ def _relist_integrations(fresh: LiveState, itype: str, client: ApiClient) -> Cal
         with _lock:  # other jobs write this dict concurrently
             for k in [k for k in fresh.integrations if k[0] == itype]:
                 del fresh.integrations[k]
-            fresh.integrations.update({(itype, str(i.get("name"))): i for i in items})
+            parsed = [LiveIntegration.model_validate({"type": itype, **i}) for i in items]
+            fresh.integrations.update({(itype, i.name): i for i in parsed})
 
     return run
 
@@ -129,7 +130,8 @@ def _check_deleted(fresh: LiveState, op: Operation, client: ApiClient) -> Callab
                 items = list(table.items())
             for k, v in items:
                 obj = v if isinstance(v, dict) else getattr(v, op.kind.lower(), {})
-                if isinstance(obj, dict) and obj.get("id") == resource_id:
+                if (v.id if isinstance(v, LiveIntegration) else obj.get("id") if isinstance(obj, dict)
+                        else None) == resource_id:
                     with _lock:
                         table.pop(k, None)
 
@@ -154,9 +156,9 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
 
     def run() -> None:
         if kind == "Integration":
-            obj_id = created or (existing or {}).get("id")
+            obj_id = created or (existing.id if existing is not None else None)
             if obj_id:
-                got = client.get(f"/v2/integrations/{obj_id}")
+                got = LiveIntegration.model_validate(client.get(f"/v2/integrations/{obj_id}"))
                 with _lock:
                     fresh.integrations[(key[1], key[2])] = got
                 if created:  # a replacement removed the other type's object of that name

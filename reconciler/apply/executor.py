@@ -32,6 +32,17 @@ class Outcome:
     op: Operation
     status: str
     detail: str | None = None
+    http_status: int | None = None  # the API's answer when it refused the call
+    path: str | None = None  # the request's path as sent: real ids, no "(known after apply)"
+
+    def describe(self) -> str:
+        return describe(self.op, self.path)
+
+    @property
+    def rerun_can_fix(self) -> bool:
+        """A transport failure, a 5xx, a 409 (a race), a 408 or 429 may pass next time; another 4xx
+        is the API refusing what the manifests ask, and will be refused again."""
+        return self.http_status is None or self.http_status >= 500 or self.http_status in (408, 409, 429)
 
 
 @dataclass
@@ -47,14 +58,34 @@ class ApplyReport:
     def ok(self) -> bool:
         return all(o.status == APPLIED for o in self.outcomes)
 
-    def lines(self) -> list[str]:
+    def failure_summary(self) -> str:
+        """What to do about the failures: a fix per refused call (the field and the manifest's
+        ``file:line``), and a re-run only when a re-run can help."""
+        failed, skipped = self.of(FAILED), self.of(SKIPPED)
+        head = f"apply finished with {len(failed)} failed and {len(skipped)} skipped calls"
+        refused = [o for o in failed if not o.rerun_can_fix]
+        if not refused:
+            return head + "; the failures may be transient: re-run to converge"
+        lines = [head + "; the API refused these, and will again until the manifests (or the key) change:"]
+        lines += [f"  {o.op.address}: {o.detail}{_where_to_fix(o)}" for o in refused]
+        if len(refused) < len(failed):
+            lines.append("The other failures may be transient: re-run after fixing these to converge.")
+        else:
+            lines.append("Fix them and re-run.")
+        return "\n".join(lines)
+
+    def lines(self, *, list_applied: bool = True) -> list[str]:
+        """The end report: a count per status, each call under it (with real ids). Applied calls
+        are not listed again when ``list_applied`` is false (they were listed as they happened)."""
         out: list[str] = []
         for title, status in (("Applied", APPLIED), ("Failed", FAILED), ("Skipped", SKIPPED)):
             items = self.of(status)
             out.append(f"{title}: {len(items)}")
+            if status == APPLIED and not list_applied:
+                continue
             for o in items:
                 detail = f": {o.detail}" if o.detail else ""
-                out.append(f"  {describe(o.op)}{detail}")
+                out.append(f"  {o.describe()}{detail}")
         return out
 
 
@@ -65,9 +96,24 @@ class _Interrupted(Exception):
     pass
 
 
-def describe(op: Operation) -> str:
-    path = REF_RE.sub(KNOWN_AFTER_APPLY, op.path)
+def describe(op: Operation, sent_path: str | None = None) -> str:
+    """``ADDRESS METHOD PATH (note)``: the path as sent when known, else as planned."""
+    path = sent_path or REF_RE.sub(KNOWN_AFTER_APPLY, op.path)
     return f"{op.address} {op.method} {path}" + (f" ({op.note})" if op.note else "")
+
+
+def _where_to_fix(outcome: Outcome) -> str:
+    """`` -> change FIELD at FILE:LINE``: the changes the refusal names (by their last path part in
+    the detail), else every change of the call, with the manifest line that asks for each."""
+    if outcome.http_status in (401, 403):
+        return " -> use a key that may write (RECONCILER_API_KEY or --api-key-file)"
+    changes = [c for c in outcome.op.changes if c.source and c.path]
+    detail = (outcome.detail or "").lower()
+    named = [c for c in changes if c.path.rsplit(".", 1)[-1].lower() in detail]
+    chosen = (named or changes)[:3]
+    if not chosen:
+        return ""
+    return " -> change " + ", ".join(f"{c.path} at {c.source}" for c in chosen)
 
 
 def _phase(op: Operation) -> int:
@@ -99,6 +145,7 @@ def execute(
         if on_start:
             on_start(op)
         note = None
+        path: str | None = None
         try:
             path, body = request_for(op, responses, stamp, hide=client.hide)
             try:
@@ -112,12 +159,13 @@ def execute(
                     raise
                 note = "already existed (409): adopted the existing resource"
         except ProblemError as exc:
-            return Outcome(op, FAILED, f"{exc.status} {exc.title}" + (f": {exc.detail}" if exc.detail else ""))
+            return Outcome(op, FAILED, f"{exc.status} {exc.title}" + (f": {exc.detail}" if exc.detail else ""),
+                           http_status=exc.status, path=path)
         except ReconcilerError as exc:
-            return Outcome(op, FAILED, str(exc))
+            return Outcome(op, FAILED, str(exc), path=path)
         with lock:
             responses[op.id] = result if result is not None else {}
-        return Outcome(op, APPLIED, note)
+        return Outcome(op, APPLIED, note, path=path)
 
     interrupted = False
     try:
@@ -167,6 +215,24 @@ def _run_phase(
             dependents[d].append(op.id)
     ready = [i for i, op in enumerate(ops) if not waits_for[op.id]]  # a heap of plan positions
     running: dict[Future[Outcome], Operation] = {}
+    # Kept by the workers themselves, so that a call an interrupt kept out of `running` (or out of
+    # the pool's own list of threads: it may land while `submit` starts a worker) is still waited for.
+    in_flight: set[str] = set()
+    ended: dict[str, Outcome] = {}
+    settled = threading.Condition()
+
+    def tracked(op: Operation) -> Outcome:
+        with settled:
+            in_flight.add(op.id)  # before `run` looks at `stop`: an interrupt either sees it or stops it
+        outcome = Outcome(op, FAILED, "the call raised unexpectedly")
+        try:
+            outcome = run(op)
+        finally:
+            with settled:
+                in_flight.discard(op.id)
+                ended[op.id] = outcome
+                settled.notify_all()
+        return outcome
 
     def finish(outcome: Outcome) -> None:
         status[outcome.op.id] = outcome
@@ -194,7 +260,7 @@ def _run_phase(
                     if why is not None:
                         finish(Outcome(op, SKIPPED, why))
                         continue
-                    running[pool.submit(run, op)] = op
+                    running[pool.submit(tracked, op)] = op
                 if running:
                     done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                     for fut in done:
@@ -202,10 +268,17 @@ def _run_phase(
                         finish(fut.result())
         except KeyboardInterrupt:
             # Ctrl-C: a call in flight may already have taken effect, so each is waited for and
-            # reported; nothing new starts (a second Ctrl-C aborts the wait).
+            # reported; nothing new starts (a second Ctrl-C aborts the wait). The interrupt may land
+            # inside ``submit`` (its worker already sending) or before ``running`` holds the future:
+            # waiting for what the workers say is in flight, then reading what they recorded,
+            # reports those calls too.
             stop.set()
-            for fut in list(running):
-                finish(fut.result())
+            with settled:
+                settled.wait_for(lambda: not in_flight)
+            for op in ops:
+                result = ended.get(op.id)
+                if op.id not in status and result is not None and result.status != SKIPPED:
+                    finish(result)
             for op in ops:
                 if op.id not in status:
                     status[op.id] = Outcome(op, SKIPPED, INTERRUPTED)

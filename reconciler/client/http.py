@@ -27,6 +27,12 @@ in-process, a real socket):
 - **Bounded concurrency**: at most ``parallelism`` requests are in flight at once (a semaphore
   around the exchange, so nested ``map`` calls cannot oversubscribe the connection pool).
 - **Timeouts** on every request (``DEFAULT_TIMEOUT``), and a ``User-Agent`` naming reconciler.
+- **Connect failures say what happened.** A host that does not resolve (DNS), a refused connection,
+  a TLS failure and a connect timeout are each named with the host; DNS and TLS failures are not
+  retried (waiting does not fix them), a refused connection is retried at most
+  ``MAX_CONNECT_RETRIES`` times and never past the connect timeout (``--timeout``, default
+  ``DEFAULT_CONNECT_TIMEOUT`` seconds), so an unreachable service fails within seconds.
+  Every retry and every wait is reported through ``on_event`` as it happens.
 
 ``stats`` counts *requests* (one per call, whatever its retries: what the caller asked for),
 *attempts* (what was sent), retries, 429s and the seconds spent waiting.
@@ -61,7 +67,11 @@ from reconciler.errors import (
 )
 
 USER_AGENT = f"reconciler/{__version__} (+python-httpx)"
-DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+#: Seconds to wait for a connection, and the budget for retrying refused connections (``--timeout``).
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=DEFAULT_CONNECT_TIMEOUT)
+#: Retries of a refused connection (a service restarting); DNS and TLS failures are not retried.
+MAX_CONNECT_RETRIES = 2
 #: The longest single backoff between retries of a 5xx or connection failure.
 MAX_BACKOFF = 30.0
 #: How many 429s one request may meet before giving up (separate from ``max_retries``: being
@@ -157,6 +167,8 @@ class _Failure:
     message: str
     maybe_sent: bool  # the service may have acted on it
     response: httpx.Response | None = None  # for 5xx
+    connect: bool = False  # no connection was made (refused, timed out): retried briefly
+    final: bool = False  # retrying cannot help (DNS, TLS): given up at once
 
 
 class ApiClient:
@@ -203,6 +215,8 @@ class ApiClient:
         # what the httpx client already sends on every request need not be given again per request
         self._per_request_headers = http.headers.get("user-agent") != USER_AGENT
         self._per_request_timeout = http.timeout != timeout
+        #: Told ``(method, path)`` after every exchange that got an answer (the CLI's progress display).
+        self.on_request: Callable[[str, str], None] | None = None
 
     def __repr__(self) -> str:
         return f"ApiClient(base_url={str(self.http.base_url)!r}, read_only={self.read_only})"
@@ -333,6 +347,7 @@ class ApiClient:
         failures = 0
         throttled = 0
         ambiguous = False  # an earlier attempt may have taken effect
+        first_sent = self._clock()
         while True:
             self._wait_for_gate()
             sent_at = self.pacer.acquire()
@@ -364,6 +379,10 @@ class ApiClient:
             else:
                 failure = outcome
             failures += 1
+            if failure.final or (failure.connect and (
+                    failures > min(self.max_retries, MAX_CONNECT_RETRIES)
+                    or self._clock() - first_sent >= self._connect_budget())):
+                self._exhausted(failure, method, path, failures)
             if (method == "POST" or recover is not None) and failure.maybe_sent:
                 if recover is None:
                     raise AmbiguousWriteError(
@@ -407,13 +426,18 @@ class ApiClient:
             try:
                 started = time.perf_counter()
                 response = self.http.request(method, path, **kwargs)
+                if self.on_request is not None:
+                    self.on_request(method, path)
                 if self._trace:  # -v: every request, as sent (no body, no header)
                     query = "?" + "&".join(f"{k}={v}" for k, v in kwargs["params"].items()) if params else ""
                     self._event(f"{method} {path}{query} -> {response.status_code} "
                                 f"({(time.perf_counter() - started) * 1000:.0f} ms)")
                 return response
-            except _NOT_SENT as exc:
+            except httpx.PoolTimeout as exc:  # our own pool was busy: nothing to say about the host
                 return _Failure(_describe(exc), maybe_sent=False)
+            except _NOT_SENT as exc:
+                cause, final = connect_cause(exc, self.http.base_url)
+                return _Failure(cause, maybe_sent=False, connect=True, final=final)
             except _MAYBE_SENT as exc:
                 return _Failure(_describe(exc), maybe_sent=True)
             except _HTTPX_ERRORS as exc:
@@ -427,11 +451,15 @@ class ApiClient:
                 f"the create may or may not have taken effect, and re-reading to find out failed ({exc})",
                 method=method, path=path) from None
 
+    def _connect_budget(self) -> float:
+        connect = self.timeout.connect
+        return DEFAULT_CONNECT_TIMEOUT if connect is None else connect
+
     def _exhausted(self, failure: _Failure, method: str, path: str, attempts: int) -> NoReturn:
         if failure.response is not None:
             raise self._problem(failure.response, method, path)
-        raise TransportError(f"{self._redact(failure.message)} (gave up after {attempts} attempts)",
-                             method=method, path=path)
+        tail = "" if attempts == 1 else f" (gave up after {attempts} attempts)"
+        raise TransportError(f"{self._redact(failure.message)}{tail}", method=method, path=path)
 
     # ------------------------------------------------------------------ waiting
 
@@ -471,8 +499,9 @@ class ApiClient:
             asked = _retry_after(failure.response)
             if asked is not None:
                 delay = min(asked, self.max_retry_after)
+        limit = min(self.max_retries, MAX_CONNECT_RETRIES) if failure.connect else self.max_retries
         self._event(f"{self._redact(failure.message)} on {method} {path}: retrying in {delay:.2f}s "
-                    f"(retry {failures} of {self.max_retries})")
+                    f"(retry {failures} of {limit})")
         self._sleep(delay)
         self.stats.add_wait(delay)
 
@@ -555,6 +584,40 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and what caused it (httpx wraps httpcore, which wraps the OSError)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def connect_cause(exc: Exception, base_url: httpx.URL) -> tuple[str, bool]:
+    """A failed connection in words a user can act on, naming the host, and whether it is final
+    (retrying cannot help): DNS, TLS, refused, or timeout."""
+    import socket
+    import ssl
+
+    where = base_url.host + (f":{base_url.port}" if base_url.port else "")
+    chain = _chain(exc)
+    text = " ".join(str(e) for e in chain).lower()
+    if isinstance(exc, httpx.ConnectTimeout) or any(isinstance(e, TimeoutError) for e in chain[1:]):
+        return (f"cannot reach {where}: timed out connecting (no answer; --timeout SECONDS waits longer)", False)
+    if any(isinstance(e, ssl.SSLError) for e in chain) or "[ssl" in text or "certificate verify" in text:
+        reason = next((getattr(e, "verify_message", None) or getattr(e, "reason", None)
+                       for e in chain if isinstance(e, ssl.SSLError)), None) or "handshake failed"
+        return (f"cannot reach {where}: TLS failed ({reason}); for a private CA pass --ca-file FILE "
+                "(or set SSL_CERT_FILE)", True)
+    if any(isinstance(e, socket.gaierror) for e in chain) or "name or service not known" in text \
+            or "name resolution" in text or "nodename nor servname" in text or "getaddrinfo" in text:
+        return f"cannot reach {where}: DNS lookup failed (the host name does not resolve)", True
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in text:
+        return f"cannot reach {where}: connection refused (nothing listens there)", False
+    return f"cannot reach {where}: {_describe(exc)}", False
+
+
 def _status_line(response: httpx.Response) -> str:
     return f"{response.status_code} {response.reason_phrase}".strip()
 
@@ -609,19 +672,33 @@ def build_http_client(
     parallelism: int = DEFAULT_PARALLELISM,
     transport: httpx.BaseTransport | None = None,
     event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
+    ca_file: str | None = None,
+    timeout: httpx.Timeout = DEFAULT_TIMEOUT,
 ) -> httpx.Client:
-    """The httpx client ``ApiClient`` expects: base URL, bearer key, User-Agent, TLS verified,
-    timeouts, a connection pool sized to ``parallelism``, no redirects followed."""
+    """The httpx client ``ApiClient`` expects: base URL, bearer key, User-Agent, TLS verified
+    (against ``ca_file`` when given, else ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set, else the
+    certifi bundle), timeouts, a connection pool sized to ``parallelism``, no redirects followed."""
     return httpx.Client(
         base_url=base_url,
         headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"},
-        timeout=DEFAULT_TIMEOUT,
-        verify=True,
+        timeout=timeout,
+        verify=_tls_context(ca_file) if ca_file else True,
         follow_redirects=False,
         limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
         transport=transport,
         event_hooks=dict(event_hooks or {}),
     )
+
+
+def _tls_context(ca_file: str) -> Any:
+    """A verifying TLS context that trusts the CA certificates in ``ca_file`` (PEM)."""
+    import ssl
+
+    try:
+        return ssl.create_default_context(cafile=ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a PEM certificate file"
+        raise ConfigError(f"--ca-file {ca_file}: cannot load the CA certificates ({reason})") from None
 
 
 def open_client(
@@ -632,17 +709,21 @@ def open_client(
     parallelism: int = DEFAULT_PARALLELISM,
     on_event: Callable[[str], None] | None = None,
     trace: bool = False,
+    ca_file: str | None = None,
+    connect_timeout: float | None = None,
 ) -> ApiClient:
     """An ``ApiClient`` for an endpoint: a real base URL over httpx's own transport (TLS verified,
     proxies from the environment honoured), or the emulator persisted in ``endpoint.emulator_db``
     served in-process (``inprocess.InProcessTransport``). ``close()`` the client when done."""
+    timeout = DEFAULT_TIMEOUT if connect_timeout is None else httpx.Timeout(30.0, connect=connect_timeout)
     if endpoint.emulator_db is not None:
         from reconciler.client.inprocess import emulator_transport
 
         http = build_http_client(EMULATOR_BASE_URL, api_key, parallelism=parallelism,
                                  transport=emulator_transport(endpoint.emulator_db))
     elif endpoint.base_url is not None:
-        http = build_http_client(endpoint.base_url, api_key, parallelism=parallelism)
+        http = build_http_client(endpoint.base_url, api_key, parallelism=parallelism, ca_file=ca_file, timeout=timeout)
     else:
         raise ConfigError(HOW_TO_CONFIGURE)
-    return ApiClient(http, read_only=read_only, parallelism=parallelism, on_event=on_event, trace=trace)
+    return ApiClient(http, read_only=read_only, parallelism=parallelism, on_event=on_event, trace=trace,
+                     timeout=timeout)

@@ -36,7 +36,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
-from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt, LiveState, ManifestSet, ReadScope
+from reconciler.model import (
+    LiveDataset,
+    LiveEvaluator,
+    LiveIntegration,
+    LiveOrganization,
+    LivePrompt,
+    LiveSpace,
+    LiveState,
+    ManifestSet,
+    ReadScope,
+)
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS
 
 LIST_LIMIT = 100
@@ -71,18 +81,20 @@ def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | None =
     def integrations(asked: str) -> Task:
         def read() -> None:
             for item in client.paginate("/v2/integrations", "integrations", {"type": asked}, limit=LIST_LIMIT):
-                live.integrations[(str(item.get("type", asked)), str(item.get("name")))] = item
+                obj = LiveIntegration.model_validate({"type": asked, **item})
+                live.integrations[(obj.type, obj.name)] = obj
         return read
 
     def organizations() -> None:
-        live.organizations = client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT)
+        live.organizations = [LiveOrganization.model_validate(o)
+                              for o in client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT)]
 
     def restrictions() -> None:
         for item in client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT):
             live.restrictions[(str(item.get("resource_type")), str(item.get("resource_id")))] = item
 
     def spaces() -> list[Task]:
-        live.spaces = client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)
+        live.spaces = [LiveSpace.model_validate(s) for s in client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)]
         if desired is not None:
             wanted.update(wanted_examples(desired, live))
         space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
@@ -374,16 +386,27 @@ def _pick(obj: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
 
 
 def _integration(obj: Mapping[str, Any]) -> dict[str, Any]:
-    out = _pick(obj, ("name", "type"))
-    if obj.get("type") == "AGENT" and "description" in obj:
-        out["description"] = obj["description"]
-    if isinstance(obj.get("scopings"), list):
-        scopings = [{"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
-                    for s in obj["scopings"] if isinstance(s, Mapping)]
-        out["scopings"] = sorted(scopings, key=lambda s: (s["organization_id"] or "", s["space_id"] or ""))
-    config = obj.get("config")
+    return _integration_rest(_pick(obj, ("name", "type")), obj.get("type"), "description" in obj,
+                             obj.get("description"), obj.get("scopings"), obj.get("config"))
+
+
+def integration_essence(obj: LiveIntegration) -> dict[str, Any]:
+    """``essence("Integration", ...)`` of a typed integration, from its attributes (a plan pins
+    every integration: no copy of the object is made for it)."""
+    return _integration_rest({"name": obj.name, "type": obj.type}, obj.type, "description" in obj.model_fields_set,
+                             obj.description, obj.scopings, obj.config)
+
+
+def _integration_rest(out: dict[str, Any], itype: Any, has_description: bool, description: Any, scopings: Any,
+                      config: Any) -> dict[str, Any]:
+    if itype == "AGENT" and has_description:
+        out["description"] = description
+    if isinstance(scopings, list):
+        pairs = [{"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
+                 for s in scopings if isinstance(s, Mapping)]
+        out["scopings"] = sorted(pairs, key=lambda s: (s["organization_id"] or "", s["space_id"] or ""))
     if isinstance(config, Mapping):
-        out["config"] = _agent_config(config) if obj.get("type") == "AGENT" else _llm_config(config)
+        out["config"] = _agent_config(config) if itype == "AGENT" else _llm_config(config)
     return out
 
 
@@ -447,6 +470,6 @@ def read_integration_users(client: ApiClient, live: LiveState) -> list[tuple[str
         return read
 
     tasks: list[Task] = [latest(sid, e) for (sid, _), e in sorted(live.evaluators.items())]
-    tasks += [space(str(s["id"])) for s in live.spaces if str(s.get("id")) not in known]
+    tasks += [space(s.id) for s in live.spaces if s.id not in known]
     run_tasks(tasks, client.parallelism)
     return sorted(found)

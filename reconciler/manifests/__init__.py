@@ -7,10 +7,11 @@ Public surface:
 - ``live_lookups(ms)`` (evaluator integration names the manifests do not declare)
 - ``commands.run_validate`` / ``commands.run_schema`` (the CLI commands)
 
-Modules: ``yamlload`` (YAML with positions and limits), ``fieldtypes`` (field types and JSON Schema),
-``schema`` (the kinds, on the provider table), ``examples`` (dataset examples), ``validate``
-(document -> DesiredResource, cross-document checks), ``loader`` (files, directories, stdin),
-``secrets`` (secret checks), ``commands``.
+Modules: ``yamlload`` (YAML with positions and limits), ``models`` (the kinds as pydantic v2 models,
+the provider configs generated from the provider table), ``messages`` (pydantic errors -> problem
+lines in the product's words), ``schema`` (JSON Schema from the models), ``examples`` (dataset
+examples), ``validate`` (document -> DesiredResource, cross-document checks), ``loader`` (files,
+directories, stdin), ``secrets`` (secret checks), ``commands``.
 """
 
 from __future__ import annotations

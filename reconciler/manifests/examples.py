@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from reconciler.manifests import yamlload
-from reconciler.manifests.fieldtypes import Ctx, Path
+from reconciler.manifests.messages import Ctx, Path
 from reconciler.manifests.yamlload import Problem, _too_big, read_file
 from reconciler.model import Source
 
@@ -239,7 +239,7 @@ def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[An
 
 
 def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
-    """Load ``examples_file`` into ``examples`` and check the examples (a Struct rule of Dataset)."""
+    """Load ``examples_file`` into ``examples`` and check the examples (the Dataset rule that reads files, run after the model)."""
     inline, from_file = "examples" in out, "examples_file" in out
     if inline and from_file:
         ctx.problem((*path, "examples_file"), "give examples or examples_file, not both", key=True)
@@ -274,12 +274,23 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
     if not isinstance(examples, list):
         return
 
+    grouped: dict[tuple[str | None, str], list[int]] = {}  # one problem, every example that has it
+
     def report(i: int, field: str | None, message: str) -> None:
-        where: Path = (*path, "examples", i) + ((field,) if field else ())
-        if lines is None:
-            ctx.problem(where, message, key=field is not None)
-        else:
-            ctx.problem_at(shown, lines[i], 1, where, message)
+        grouped.setdefault((field, message), []).append(i)
+
+    def flush() -> None:
+        for (field, message), indices in grouped.items():
+            i = indices[0]
+            where: Path = (*path, "examples", i) + ((field,) if field else ())
+            if len(indices) > 1:
+                others = [f"[{j}]" + (f" (line {lines[j]})" if lines is not None else "") for j in indices[1:6]]
+                more = f" and {len(indices) - 6} more" if len(indices) > 6 else ""
+                message = f"{message}; so do examples{', '.join(others)}{more} ({len(indices)} in all)"
+            if lines is None:
+                ctx.problem(where, message, key=field is not None)
+            else:
+                ctx.problem_at(shown, lines[i], 1, where, message)
 
     key = out.get("key")
     key = key if isinstance(key, str) and key else None
@@ -308,3 +319,4 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
             report(i, key, f"repeats the '{key}' value of {earlier}; key values must be unique")
         else:
             seen[ident] = i
+    flush()

@@ -7,6 +7,7 @@ Nothing here reads the environment, resolves a secret or touches the network.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -84,7 +85,22 @@ def load(paths: Sequence[str], *, stdin: TextIO | None = None, variables: Variab
          problems: list[Problem] | None = None) -> Loaded:
     """``load_manifests`` that also says which files were read. Every document of every file is
     parsed first; variables are then resolved in each, Patches applied in command-line then file
-    order, and what remains is validated."""
+    order, and what remains is validated.
+
+    The cyclic garbage collector is paused while the tree is built: loading makes only acyclic
+    values (documents, models, examples), and at 5,000 resources the collector's passes over them
+    cost more than the validation itself (about a tenth of the load)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(paths, stdin, variables, problems)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | None,
+          problems: list[Problem] | None) -> Loaded:
     problems = [] if problems is None else problems
     variables = variables or Variables()
     files = [f for f in manifest_files(paths, problems)

@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from reconciler.manifests.fieldtypes import Ctx, a_kind_of
-from reconciler.manifests.schema import DOCUMENT
+from pydantic import MISSING, ValidationError
+
+from reconciler.manifests.examples import dataset_examples
+from reconciler.manifests.messages import Ctx, report
+from reconciler.manifests.models import DOCUMENT, DOCUMENT_KINDS, ManifestDocument, a_kind_of, spec_of
 from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
-from reconciler.model import KINDS, SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
+from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
 
 _HEAD = ("kind", "name", "space")
 _LIFECYCLE = ("aliases", "protect")  # kept as DesiredResource fields, never sent
@@ -72,7 +75,7 @@ def _short(text: str) -> str:
 
 def document_label(value: Mapping[str, Any]) -> str | None:
     kind, name, space = (value.get(k) for k in _HEAD)
-    if not isinstance(kind, str) or not isinstance(name, str):
+    if kind not in DOCUMENT_KINDS or not isinstance(name, str):  # an unknown kind may be anything: never shown
         return None
     if kind in SPACED_KINDS and isinstance(space, str):
         return f"{_short(kind)}/{_short(space)}/{_short(name)}"
@@ -87,21 +90,40 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
         problems.append(Problem(doc.file, doc.line, doc.column, doc.label(),
                                 f"a manifest document must be a mapping with kind and name, got {a_kind_of(value)}"))
         return None
-    ctx = Ctx(doc.file, doc.marks, problems, base_dir, document_label(value) or doc.label(), doc.refused)
+    ctx = Ctx(doc.file, doc.marks, problems, base_dir, lambda: document_label(value) or doc.label(), doc.refused)
     ctx.extra_sources.update(doc.extra_sources)
-    out = DOCUMENT.check(value, (), ctx)
-    kind, name, space = (out.get(k) for k in _HEAD)
-    if (kind not in KINDS and kind != "Ownership") or not isinstance(name, str):
-        return None
-    aliases = out.get("aliases")
+    model: Any = None
+    try:
+        model = DOCUMENT.validate_python(value, context={"resolve_path": ctx.resolve_path})
+    except ValidationError as exc:
+        report(exc, ManifestDocument, ctx)
+    if model is not None:
+        kind, name, space = model.kind, model.name, getattr(model, "space", None)
+    else:
+        kind, name, space = value.get("kind"), value.get("name"), value.get("space")
+        if kind not in DOCUMENT_KINDS or not isinstance(name, str):
+            return None
+    # the spec the planner reads: only what was written (MISSING fields are not dumped), secrets as
+    # SecretRef; after a problem, the document as written (only cross-document checks look at it)
+    spec = spec_of(model) if model is not None else dict(value)
+    for k in (*_HEAD, *(_LIFECYCLE if kind != "Ownership" else ())):  # an Ownership's protect is its globs
+        spec.pop(k, None)
+    if kind == "Dataset":
+        dataset_examples(spec, (), ctx)
+        if model is not None:
+            model = model.model_copy(update={"examples": spec["examples"], "examples_file": MISSING}) \
+                if "examples" in spec else model
+    aliases = value.get("aliases") if model is None else getattr(model, "aliases", MISSING)
+    protect = value.get("protect") if model is None else getattr(model, "protect", MISSING)
     return DesiredResource(
         kind=kind,
         name=name,
         space=space if isinstance(space, str) else None,
-        spec={k: v for k, v in out.items() if k not in _HEAD and k not in _LIFECYCLE},
+        spec=spec,
         sources=_Sources(doc.file, doc.marks, ctx.extra_sources, ctx.example_lines),
         aliases=tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else (),
-        protect=out.get("protect") is True,
+        protect=protect is True,
+        doc=model,
     )
 
 

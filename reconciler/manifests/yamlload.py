@@ -175,6 +175,9 @@ def parse_documents(text: str, file: str, problems: list[Problem]) -> list[YamlD
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         what = " ".join(x for x in (exc.context, exc.problem) if x)
+        if mark is not None and _tab_at(text, mark.line, mark.column):
+            what = ("a tab character indents this line; YAML indents with spaces only (replace the tab "
+                    "with spaces)")
         problems.append(Problem(file, line, col, f"document {max(index, 1)}", f"YAML syntax error: {what}"))
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a control character)
         line, col = _line_col(text, exc.position)
@@ -350,3 +353,13 @@ def _scalar(ev: Any, file: str, line: int, col: int, path: str, problems: list[P
         return value
     problems.append(Problem(file, line, col, _display(path), f"unsupported YAML tag {tag}"))
     return value
+
+
+def _tab_at(text: str, line: int, column: int) -> bool:
+    """Whether the error's position (0-based) is on, or just after, a tab in the line's indent:
+    PyYAML says "found character that cannot start any token", which does not name the tab."""
+    lines = text.splitlines()
+    if not 0 <= line < len(lines):
+        return False
+    indent = lines[line][: len(lines[line]) - len(lines[line].lstrip(" \t"))]
+    return "\t" in indent and column <= len(indent)

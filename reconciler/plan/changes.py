@@ -44,8 +44,8 @@ def nested_changes(before: Any, after: Any, base: str,
             old, new = _present(level.t1), _present(level.t2)
             if old is None and _nested(new):  # an object added (a message, a preset): one change a field
                 out.extend(Change(p, None, v, where(p)) for p, v in _leaves(new, path))
-            elif new is None and _nested(old):
-                out.extend(Change(p, v, None, where(p)) for p, v in _leaves(old, path))
+            elif new is None and _nested(old):  # an object removed: one change ("preset cold removed")
+                out.append(Change(path, old, None, where(path)))
             else:
                 out.append(Change(path, old, new, where(path)))
     out.sort(key=lambda c: c.path)

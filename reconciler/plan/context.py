@@ -6,10 +6,51 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
+from reconciler.manifests.models import (
+    AgentIntegration,
+    Dataset,
+    Evaluator,
+    LlmIntegration,
+    Prompt,
+    ResourceRestriction,
+    document_of,
+)
 from reconciler.model import DesiredResource, LiveState, SecretRef
 from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions, Unmanaged
+
+# ------------------------------------------------------------------ the typed document of a resource
+# The planner decides on attributes of the manifest models (a misspelled field is a mypy error, and
+# an omitted one is MISSING, never a silent None); ``r.spec``, the same document as plain values,
+# is what request bodies and change lists are built from.
+
+
+def _typed(r: DesiredResource, model: type[Any] | tuple[type[Any], ...]) -> Any:
+    doc = r.doc if r.doc is not None else document_of(r.kind, r.name, r.space, r.spec)
+    if not isinstance(doc, model):
+        raise TypeError(f"{r.address}: the spec is not a valid {r.kind} document")
+    return doc
+
+
+def integration_doc(r: DesiredResource) -> LlmIntegration | AgentIntegration:
+    return cast(LlmIntegration | AgentIntegration, _typed(r, (LlmIntegration, AgentIntegration)))
+
+
+def prompt_doc(r: DesiredResource) -> Prompt:
+    return cast(Prompt, _typed(r, Prompt))
+
+
+def dataset_doc(r: DesiredResource) -> Dataset:
+    return cast(Dataset, _typed(r, Dataset))
+
+
+def evaluator_doc(r: DesiredResource) -> Evaluator:
+    return cast(Evaluator, _typed(r, Evaluator))
+
+
+def restriction_doc(r: DesiredResource) -> ResourceRestriction:
+    return cast(ResourceRestriction, _typed(r, ResourceRestriction))
 
 
 def canonical(value: Any) -> str:

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import MISSING
+
+from reconciler.manifests.models import Retention
 from reconciler.model import DesiredResource, LiveDataset
 from reconciler.plan.changes import nested_changes
-from reconciler.plan.context import Ctx, canonical
+from reconciler.plan.context import Ctx, canonical, dataset_doc
 from reconciler.plan.model import APPLY_TIME, Change, ref
 
 SERVER_FIELDS = frozenset({"id", "created_at", "updated_at"})
@@ -39,21 +42,22 @@ def plan_datasets(desired: list[DesiredResource], ctx: Ctx) -> None:
         space_id = ctx.space_id(r)
         if space_id is None:
             continue
+        doc = dataset_doc(r)
         live = ctx.live.datasets.get((space_id, r.name))
         ctx.pin(r, ["Dataset", space_id, r.name])
         if live is None:
-            if "examples" in r.spec:
+            if doc.examples is not MISSING:
                 create = ctx.op(r, "create", "POST", "/v2/datasets", action="create",
-                                body={"name": r.name, "space_id": space_id, "examples": list(r.spec["examples"])},
-                                changes=[ctx.change(r, "examples", None, f"{len(r.spec['examples'])} examples")])
+                                body={"name": r.name, "space_id": space_id, "examples": list(doc.examples)},
+                                changes=[ctx.change(r, "examples", None, f"{len(doc.examples)} examples")])
                 ctx.creates[r.identity] = create.id
             continue
         if live.dataset.get("name") != r.name:  # renamed from an alias: the id (and every version) kept
             ctx.op(r, "rename", "PATCH", f"/v2/datasets/{live.dataset['id']}", body={"name": r.name},
                    changes=[ctx.change(r, "name", live.dataset.get("name"), r.name)], note="rename")
-        if "examples" in r.spec and live.examples is not None:
+        if doc.examples is not MISSING and live.examples is not None:
             _plan_examples(r, ctx, live)
-        if r.spec.get("experiment_retention") and live.experiments is not None:
+        if doc.experiment_retention not in (None, MISSING) and live.experiments is not None:
             _plan_retention(r, ctx, live)
 
 
@@ -72,8 +76,9 @@ class _Matched:
 def _match(r: DesiredResource, live: list[dict[str, Any]], matched: set[Any] | None = None) -> _Matched:
     """``matched``: the keys of live examples already found equal to their declared one while
     reading (``client.live.read_examples``), which ``live`` does not hold: nothing to do for them."""
-    want: list[dict[str, Any]] = r.spec["examples"]
-    key = r.spec.get("key")
+    doc = dataset_doc(r)
+    want: list[dict[str, Any]] = [] if doc.examples is MISSING else doc.examples
+    key = None if doc.key is MISSING else doc.key
     out = _Matched()
     if key:
         by_key = {e.get(key): e for e in live if key in e}
@@ -155,13 +160,13 @@ def _parse_time(value: Any) -> datetime | None:
         return None
 
 
-def experiments_to_delete(experiments: list[dict[str, Any]], rule: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+def experiments_to_delete(experiments: list[dict[str, Any]], rule: Retention, now: datetime) -> list[dict[str, Any]]:
     """Retention: delete when older than ``older_than_days`` and not among the ``keep_last`` newest
     (each rule alone applies alone). Experiments without a readable ``created_at`` are kept."""
     dated = [(t, e) for e in experiments if (t := _parse_time(e.get("created_at"))) is not None]
     dated.sort(key=lambda te: (te[0], str(te[1].get("id"))), reverse=True)
-    keep_last = rule.get("keep_last")
-    older = rule.get("older_than_days")
+    keep_last = None if rule.keep_last is MISSING else rule.keep_last
+    older = None if rule.older_than_days is MISSING else rule.older_than_days
     out: list[dict[str, Any]] = []
     for index, (created, e) in enumerate(dated):
         protected_by_rank = keep_last is not None and index < int(keep_last)
@@ -171,9 +176,20 @@ def experiments_to_delete(experiments: list[dict[str, Any]], rule: dict[str, Any
     return out
 
 
+def retention_reason(e: dict[str, Any], rule: Retention) -> str:
+    """Why retention deletes an experiment, in the rule's words."""
+    created = str(e.get("created_at") or "?")[:10]
+    why = [f"older than {rule.older_than_days} days"] if rule.older_than_days is not MISSING else []
+    if rule.keep_last is not MISSING:
+        why.append(f"not among the {rule.keep_last} newest")
+    return f"experiment {e.get('name')} (created {created}): {' and '.join(why)}"
+
+
 def _plan_retention(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
-    rule = dict(r.spec["experiment_retention"])
+    rule = dataset_doc(r).experiment_retention
+    if rule is None or rule is MISSING:
+        return
     for e in experiments_to_delete(live.experiments or [], rule, ctx.now):
         ctx.op(r, f"retention-{e['id']}", "DELETE", f"/v2/experiments/{e['id']}", action="delete",
                kind="Experiment", name=str(e.get("name")), note="experiment retention",
-               changes=[ctx.change(r, "experiment_retention", e.get("created_at"), None)])
+               changes=[ctx.change(r, "experiment_retention", retention_reason(e, rule), None)])

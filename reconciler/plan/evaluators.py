@@ -5,12 +5,17 @@ same plan (a reference known after apply)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+
+from pydantic import MISSING
 
 from reconciler.model import DesiredResource, LiveEvaluator
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import Ctx
-from reconciler.plan.model import has_ref, ref
+from reconciler.plan.context import Ctx, evaluator_doc
+from reconciler.plan.model import REF_RE, Change, has_ref, ref
+
+INTEGRATION_ID = "llm_config.ai_integration_id"
 
 
 def resolve_template(r: DesiredResource, ctx: Ctx) -> tuple[dict[str, Any], tuple[str, ...]] | None:
@@ -27,7 +32,7 @@ def resolve_template(r: DesiredResource, ctx: Ctx) -> tuple[dict[str, Any], tupl
             llm["ai_integration_id"] = ref(created, "id")
             depends = (created,)
         elif live is not None:
-            llm["ai_integration_id"] = live["id"]
+            llm["ai_integration_id"] = live.id
         else:
             ctx.error(r, "template_config.llm_config.integration",
                       f"no LLM integration named {name!r} in the manifests or live")
@@ -49,37 +54,66 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
         live = ctx.live.evaluators.get((space_id, r.name))
         ctx.pin(r, ["Evaluator", space_id, r.name])
         if live is None:
+            doc = evaluator_doc(r)
             body: dict[str, Any] = {"space_id": space_id, "name": r.name, "type": "template"}
-            if r.spec.get("description") is not None:
-                body["description"] = r.spec["description"]
-            body["version"] = {"commit_message": r.spec.get("commit_message") or "create", "template_config": tc}
+            if doc.description not in (None, MISSING):
+                body["description"] = doc.description
+            body["version"] = {"commit_message": _commit_message(r, "create"), "template_config": tc}
             op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
-                        changes=ctx.created(r, {k: v for k, v in {"description": body.get("description"),
-                                                                   **body["version"]}.items() if v is not None}))
+                        changes=by_name(ctx, ctx.created(r, {k: v for k, v in {"description": body.get("description"),
+                                                                                **body["version"]}.items()
+                                                             if v is not None})))
             ctx.creates[r.identity] = op.id
             continue
         _update(r, ctx, live, tc, depends)
 
 
 def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any], depends: tuple[str, ...]) -> None:
+    doc = evaluator_doc(r)
     evaluator_id = str(live.evaluator["id"])
     patch: dict[str, Any] = {}
     changes = []
     if live.evaluator.get("name") != r.name:  # renamed from an alias: the id (and every version) kept
         patch["name"] = r.name
         changes.append(ctx.change(r, "name", live.evaluator.get("name"), r.name))
-    if "description" in r.spec and r.spec["description"] != live.evaluator.get("description"):
-        patch["description"] = r.spec["description"]
-        changes.append(ctx.change(r, "description", live.evaluator.get("description"), r.spec["description"]))
+    if doc.description is not MISSING and doc.description != live.evaluator.get("description"):
+        patch["description"] = doc.description
+        changes.append(ctx.change(r, "description", live.evaluator.get("description"), doc.description))
     if patch:
         ctx.op(r, "description", "PATCH", f"/v2/evaluators/{evaluator_id}", body=patch, changes=changes)
     have = dict(((live.latest or {}).get("template_config")) or {})
     merged = _merge(have, tc)
     if merged != have or has_ref(tc):
+        message = _commit_message(r, "update")
+        reused = message == (live.latest or {}).get("commit_message")
+        changes = by_name(ctx, nested_changes(have, merged, "template_config", source_in(r, _manifest_path)))
         ctx.op(r, "version", "POST", f"/v2/evaluators/{evaluator_id}/versions",
-               body={"commit_message": r.spec.get("commit_message") or "update", "template_config": merged},
-               changes=nested_changes(have, merged, "template_config", source_in(r, _manifest_path)),
-               depends_on=depends, note="new version")
+               body={"commit_message": message, "template_config": merged},
+               changes=[*changes, ctx.change(r, "commit_message", None, message)], depends_on=depends,
+               note="new version" + ("; its commit_message is the live version's (reused): write a new one to "
+                                     "tell the versions apart" if reused else ""))
+
+
+def by_name(ctx: Ctx, changes: list[Change]) -> list[Change]:
+    """A change of ``llm_config.ai_integration_id`` as the manifest says it: the integration by name."""
+    names = {str(o.id): name for (t, name), o in ctx.live.integrations.items() if t == "LLM"}
+    created = {op_id: name for (kind, t, name), op_id in ctx.creates.items() if kind == "Integration" and t == "LLM"}
+
+    def name_of(value: object) -> object:
+        if isinstance(value, str):
+            m = REF_RE.fullmatch(value)
+            if m is not None:
+                return created.get(m.group(1), value)
+            return names.get(value, value)
+        return value
+
+    return [replace(c, path=c.path.replace(INTEGRATION_ID, "llm_config.integration"), before=name_of(c.before),
+                    after=name_of(c.after)) if c.path.endswith(INTEGRATION_ID) else c for c in changes]
+
+
+def _commit_message(r: DesiredResource, default: str) -> str:
+    message = evaluator_doc(r).commit_message
+    return message if isinstance(message, str) and message else default
 
 
 def _manifest_path(path: str) -> str:

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from reconciler.model import DesiredResource
+from pydantic import MISSING
+
+from reconciler.manifests.models import AgentIntegration, LlmIntegration
+from reconciler.model import DesiredResource, LiveIntegration
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import Ctx, op_id, shown, to_body
+from reconciler.plan.context import Ctx, integration_doc, op_id, shown, to_body
 from reconciler.plan.model import SENSITIVE, Change, Operation
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
 
@@ -24,7 +27,8 @@ COLLECTION = "/v2/integrations"
 def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
     declared = {r.identity[1:] for r in desired}
     for r in desired:
-        itype, name = str(r.spec.get("type")), r.name
+        doc = integration_doc(r)
+        itype, name = doc.type, r.name
         live = ctx.live.integrations.get((itype, name))
         ctx.pin(r, ["Integration", itype, name])
         if live is None:
@@ -35,9 +39,8 @@ def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
             else:
                 _create(r, ctx)
             continue
-        want_provider = (r.spec.get("config") or {}).get("provider")
-        have_provider = live.get("config", {}).get("provider")
-        if itype == "LLM" and want_provider and want_provider != have_provider:
+        have_provider = (live.config or {}).get("provider")
+        if isinstance(doc, LlmIntegration) and (want_provider := doc.config.provider) != have_provider:
             _replace(r, ctx, live, f"provider {have_provider} -> {want_provider}")
             continue
         _update(r, ctx, live)
@@ -45,7 +48,7 @@ def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
 
 def create_body(r: DesiredResource, secrets: dict[str, str], scopings: list[dict[str, Any]] | None) -> dict[str, Any]:
     """The POST body; ``scopings`` as resolved (``{space: NAME}`` is the API's ids)."""
-    body: dict[str, Any] = {"type": r.spec.get("type"), "name": r.name}
+    body: dict[str, Any] = {"type": integration_doc(r).type, "name": r.name}
     for key in ("description", "scopings", "config"):
         if key in r.spec:
             body[key] = scopings if key == "scopings" else to_body(r.spec[key], f"/{key}", secrets)
@@ -59,26 +62,28 @@ def resolve_scopings(r: DesiredResource, ctx: Ctx) -> list[dict[str, Any]] | Non
     out: list[dict[str, Any]] = []
     ok = True
     spaces = ctx.live.spaces
-    for i, s in enumerate(r.spec.get("scopings") or []):
-        if "space" in s:
-            space = next((x for x in spaces if x.get("name") == s["space"]), None)
+    scopings = integration_doc(r).scopings
+    for i, s in enumerate([] if scopings is MISSING else scopings):
+        if s.space is not MISSING:
+            space = next((x for x in spaces if x.name == s.space), None)
             if space is None:
-                ctx.error(r, f"scopings.{i}.space", f"no space named {s['space']!r}; the spaces are: "
-                          + _closest_first(str(s["space"]), [str(x.get("name")) for x in spaces]))
+                ctx.error(r, f"scopings.{i}.space", f"no space named {s.space!r}; the spaces are: "
+                          + _closest_first(s.space, [x.name for x in spaces]))
                 ok = False
                 continue
-            out.append({"organization_id": space.get("organization_id"), "space_id": space["id"]})
+            out.append({"organization_id": space.organization_id, "space_id": space.id})
             continue
-        sid = s.get("space_id")
-        if sid is not None and spaces and not any(x.get("id") == sid for x in spaces):
-            named = next((x for x in spaces if x.get("name") == sid), None)
+        sid = None if s.space_id is MISSING else s.space_id
+        if sid is not None and spaces and not any(x.id == sid for x in spaces):
+            named = next((x for x in spaces if x.name == sid), None)
             hint = (f"{sid!r} is a space's name, not its id: write {{space: {sid}}}" if named is not None else
                     f"no space has the id {sid!r}; the spaces are: "
-                    + _closest_first(str(sid), [str(x.get("name")) for x in spaces]))
+                    + _closest_first(str(sid), [x.name for x in spaces]))
             ctx.error(r, f"scopings.{i}.space_id", hint)
             ok = False
             continue
-        out.append(_scoping(s))
+        out.append({"organization_id": None if s.organization_id is MISSING else s.organization_id,
+                    "space_id": sid})
     return out if ok else None
 
 
@@ -106,46 +111,47 @@ def _create(r: DesiredResource, ctx: Ctx, action: str = "create", depends: tuple
     return ctx.add(op)
 
 
-def _replace(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any], why: str) -> None:
+def _replace(r: DesiredResource, ctx: Ctx, live: LiveIntegration, why: str) -> None:
     if not ctx.options.allow_replace:
         ctx.warnings.append(f"{r.address}: {why} cannot be patched; the replacement (delete, then create) "
                             "runs only with --allow-replace")
     delete = ctx.add(Operation(
         id=op_id(r, "delete"), action="replace", kind=r.kind, name=r.name, method="DELETE",
-        path=f"{COLLECTION}/{live['id']}", changes=(Change("", f"{live.get('type')} {live.get('name')}", None),),
+        path=f"{COLLECTION}/{live.id}", changes=(Change("", f"{live.type} {live.name}", None),),
         address=r.address, note=f"replace: {why}",
     ))
     _create(r, ctx, action="replace", depends=(delete.id,))
 
 
-def _update(r: DesiredResource, ctx: Ctx, live: Mapping[str, Any]) -> None:
+def _update(r: DesiredResource, ctx: Ctx, live: LiveIntegration) -> None:
     body: dict[str, Any] = {}
     secrets: dict[str, str] = {}
     changes: list[Change] = []
-    spec = r.spec
-    if live.get("name") != r.name:  # renamed from an alias: the id is kept
+    doc = integration_doc(r)
+    if live.name != r.name:  # renamed from an alias: the id is kept
         body["name"] = r.name
-        changes.append(ctx.change(r, "name", live.get("name"), r.name))
-    if "description" in spec and spec["description"] != live.get("description"):
-        body["description"] = spec["description"]
-        changes.append(ctx.change(r, "description", live.get("description"), spec["description"]))
-    if "scopings" in spec:
+        changes.append(ctx.change(r, "name", live.name, r.name))
+    if isinstance(doc, AgentIntegration) and doc.description is not MISSING \
+            and doc.description != live.description:
+        body["description"] = doc.description
+        changes.append(ctx.change(r, "description", live.description, doc.description))
+    if doc.scopings is not MISSING:
         resolved = resolve_scopings(r, ctx)
         if resolved is None:
             return
         want = resolved
-        have = [_scoping(s) for s in live.get("scopings") or []]
+        have = [_scoping(s) for s in live.scopings or []]
         if _scoping_set(want) != _scoping_set(have):
             body["scopings"] = want
             changes.append(ctx.change(r, "scopings", have, want))
-    config = _config_patch(r, ctx, live.get("config") or {}, secrets, changes)
+    config = _config_patch(r, ctx, live.config or {}, secrets, changes)
     if config:
         body["config"] = config
     if not body:
         return
     ctx.add(Operation(
         id=op_id(r, "update"), action="update", kind=r.kind, name=r.name, method="PATCH",
-        path=f"{COLLECTION}/{live['id']}", body={"type": live.get("type"), **body}, changes=tuple(changes),
+        path=f"{COLLECTION}/{live.id}", body={"type": live.type, **body}, changes=tuple(changes),
         secrets=secrets, address=r.address, note=_write_only_reason(r, ctx, changes),
     ))
 
@@ -172,16 +178,14 @@ def _scoping_set(items: list[dict[str, Any]]) -> frozenset[tuple[Any, Any]]:
     return frozenset((s["organization_id"], s["space_id"]) for s in items)
 
 
-def config_fields(spec: Mapping[str, Any], live_config: Mapping[str, Any]) -> Mapping[str, ConfigField]:
-    if spec.get("type") == "AGENT":
-        return AGENT_FIELDS
-    provider = (spec.get("config") or {}).get("provider") or live_config.get("provider")
-    return PROVIDERS[str(provider)].fields if provider in PROVIDERS else {}
+def config_fields(doc: LlmIntegration | AgentIntegration) -> Mapping[str, ConfigField]:
+    """The table's fields of the integration's config (its provider's, or the AGENT fields)."""
+    return AGENT_FIELDS if isinstance(doc, AgentIntegration) else PROVIDERS[doc.config.provider].fields
 
 
 def _config_patch(r: DesiredResource, ctx: Ctx, lcfg: Mapping[str, Any], secrets: dict[str, str],
                   changes: list[Change]) -> dict[str, Any]:
-    fields = config_fields(r.spec, lcfg)
+    fields = config_fields(integration_doc(r))
     out: dict[str, Any] = {}
     for name, want in (r.spec.get("config") or {}).items():
         f = fields.get(name)

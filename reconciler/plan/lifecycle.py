@@ -12,8 +12,8 @@ import copy
 from fnmatch import fnmatchcase
 from typing import Any
 
-from reconciler.model import DesiredResource, Ownership
-from reconciler.plan.context import Ctx
+from reconciler.model import DesiredResource, LiveIntegration, Ownership
+from reconciler.plan.context import Ctx, integration_doc
 from reconciler.plan.model import Operation
 
 
@@ -30,8 +30,9 @@ def apply_renames(desired: list[DesiredResource], ctx: Ctx) -> None:
         if not r.aliases:
             continue
         table: Any
+        scope: str
         if r.kind == "Integration":
-            table, scope = view.integrations, str(r.spec.get("type"))
+            table, scope = view.integrations, integration_doc(r).type
         else:
             space_id = ctx.live.space_id(str(r.space))
             if space_id is None:
@@ -51,6 +52,8 @@ def apply_renames(desired: list[DesiredResource], ctx: Ctx) -> None:
 
 
 def _id(obj: Any) -> str:
+    if isinstance(obj, LiveIntegration):
+        return obj.id
     inner = getattr(obj, "dataset", None) or getattr(obj, "evaluator", None) or obj
     return str(inner.get("id"))
 

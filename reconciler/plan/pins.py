@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from reconciler.client.live import essence
+from reconciler.client.live import essence, integration_essence
 from reconciler.model import LiveState
 from reconciler.plan.context import fingerprint
 
@@ -19,7 +19,7 @@ def pin_value(key: list[str], live: LiveState) -> Any:
     kind = key[0]
     if kind == "Integration":
         obj = live.integrations.get((key[1], key[2]))
-        return None if obj is None else [obj.get("id"), essence("Integration", obj)]
+        return None if obj is None else [obj.id, integration_essence(obj)]
     if kind == "ResourceRestriction":
         restriction = live.restrictions.get((key[1], key[2]))
         return None if restriction is None else essence("ResourceRestriction", restriction)

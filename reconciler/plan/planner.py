@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from reconciler.errors import PlanError
 from reconciler.model import DesiredResource, LiveState, ManifestSet
-from reconciler.plan.context import Ctx
+from reconciler.plan.context import Ctx, evaluator_doc, integration_doc
 from reconciler.plan.datasets import plan_datasets
 from reconciler.plan.evaluators import plan_evaluators
 from reconciler.plan.integrations import plan_integrations
@@ -29,13 +29,15 @@ def select_targets(manifests: ManifestSet, targets: Iterable[str]) -> list[Desir
     chosen = [r for r in manifests if r.address in wanted or f"{r.kind}/{r.name}" in wanted]
     unknown = wanted - {r.address for r in chosen} - {f"{r.kind}/{r.name}" for r in chosen}
     if unknown:
-        raise PlanError(f"--target names nothing in the manifests: {', '.join(sorted(unknown))}")
-    needed = {
-        str(((r.spec.get("template_config") or {}).get("llm_config") or {}).get("integration"))
-        for r in chosen if r.kind == "Evaluator"
-    }
+        import difflib
+
+        known = sorted({r.address for r in manifests} | {f"{r.kind}/{r.name}" for r in manifests})
+        hints = [f"{u} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(u, known, n=1, cutoff=0.6))
+                 else u for u in sorted(unknown)]
+        raise PlanError(f"--target names nothing in the manifests: {', '.join(hints)}")
+    needed = {evaluator_doc(r).template_config.llm_config.integration for r in chosen if r.kind == "Evaluator"}
     extra = [r for r in manifests.of_kind("Integration")
-             if r.name in needed and r.spec.get("type") == "LLM" and r not in chosen]
+             if r.name in needed and integration_doc(r).type == "LLM" and r not in chosen]
     return [r for r in manifests if r in chosen or r in extra]
 
 
@@ -64,7 +66,7 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
     if ctx.errors:
         raise PlanError("cannot plan:\n" + "\n".join(f"  {e}" for e in ctx.errors))
     return Plan(
-        operations=tuple(order(ctx.ops)),
+        operations=tuple(order([op for op in ctx.ops if not changes_nothing(op)])),
         unverified_secrets=tuple(ctx.unverified),
         warnings=tuple(ctx.warnings),
         fingerprints=dict(ctx.fingerprints),
@@ -75,6 +77,19 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
         unmanaged=tuple(ctx.unmanaged),
         owner=manifests.ownership.name if manifests.ownership else None,
     )
+
+
+def changes_nothing(op: Operation) -> bool:
+    """A call that would change nothing, never sent: examples calls that move no example and make no
+    version, a PATCH carrying nothing but the integration's ``type`` (which the API needs beside any
+    change). A dataset version made by a PATCH with ``new_version`` and no examples is a change."""
+    body = op.body if isinstance(op.body, dict) else None
+    if body is None:
+        return False
+    if op.path.endswith("/examples") and not body.get("new_version"):
+        moved = body.get("examples") if op.method in ("POST", "PATCH") else body.get("example_ids")
+        return isinstance(moved, list) and not moved
+    return op.method == "PATCH" and op.kind == "Integration" and set(body) <= {"type"}
 
 
 def _once_per_space(desired: list[DesiredResource], ctx: Ctx) -> list[DesiredResource]:

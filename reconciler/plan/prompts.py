@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import MISSING
+
 from reconciler.model import DesiredResource, LivePrompt
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import Ctx
+from reconciler.plan.context import Ctx, prompt_doc
 from reconciler.plan.model import ref
 
 #: Fields of a version's body that define it; ``commit_message`` describes a change and is not compared.
@@ -51,39 +53,44 @@ def plan_prompts(desired: list[DesiredResource], ctx: Ctx) -> None:
 
 
 def _create(r: DesiredResource, ctx: Ctx, space_id: str) -> None:
+    doc = prompt_doc(r)
     want = dict(r.spec.get("version") or {})
     body: dict[str, Any] = {"space_id": space_id, "name": r.name}
-    if r.spec.get("description") is not None:
-        body["description"] = r.spec["description"]
+    if doc.description not in (None, MISSING):
+        body["description"] = doc.description
     body["version"] = version_body(want, None)
     changes = ctx.created(r, {k: v for k, v in body.items() if k not in ("space_id", "name")})
     create = ctx.op(r, "create", "POST", "/v2/prompts", action="create", body=body, changes=changes)
     ctx.creates[r.identity] = create.id
-    labels = list(want.get("labels") or [])
+    labels = [] if doc.version.labels is MISSING else list(doc.version.labels)
     if labels:
         ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{ref(create.id, 'version.id')}/labels",
                action="create", body={"labels": labels}, changes=[ctx.change(r, "version.labels", None, labels)],
                depends_on=[create.id])
-    if r.spec.get("restricted") is True:
+    if doc.restricted is True:
         ctx.op(r, "restrict", "POST", "/v2/resource-restrictions", action="create",
                body={"resource_id": ref(create.id, "id")}, changes=[ctx.change(r, "restricted", None, True)],
                depends_on=[create.id])
 
 
 def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
+    doc = prompt_doc(r)
     prompt_id = str(live.prompt["id"])
-    if "description" in r.spec and r.spec["description"] != live.prompt.get("description"):
-        ctx.op(r, "description", "PATCH", f"/v2/prompts/{prompt_id}", body={"description": r.spec["description"]},
-               changes=[ctx.change(r, "description", live.prompt.get("description"), r.spec["description"])])
+    if doc.description is not MISSING and doc.description != live.prompt.get("description"):
+        ctx.op(r, "description", "PATCH", f"/v2/prompts/{prompt_id}", body={"description": doc.description},
+               changes=[ctx.change(r, "description", live.prompt.get("description"), doc.description)])
     want = dict(r.spec.get("version") or {})
     latest = live.latest
-    labels = list(want.get("labels") or [])
+    labels = [] if doc.version.labels is MISSING else list(doc.version.labels)
     if want and (latest is None or version_differs(want, latest)):
         body = version_body(want, latest)
         changes = [c for f in VERSION_FIELDS if f in want
                    for c in nested_changes((latest or {}).get(f), want[f], f"version.{f}", source_in(r))]
+        changes.append(ctx.change(r, "version.commit_message", None, body["commit_message"]))
+        reused = latest is not None and body["commit_message"] == latest.get("commit_message")
         version = ctx.op(r, "version", "POST", f"/v2/prompts/{prompt_id}/versions", body=body, changes=changes,
-                         note="new version")
+                         note="new version" + ("; its commit_message is the live version's (reused): write a new "
+                                               "one to tell the versions apart" if reused else ""))
         if labels:  # the new version carries none yet; PUT moves each label to it from where it is
             ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{ref(version.id, 'id')}/labels",
                    body={"labels": labels}, depends_on=[version.id],
@@ -94,11 +101,11 @@ def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
         if missing:  # the manifest's labels must be there; others the version carries stay
             ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{latest['id']}/labels", body={"labels": have + missing},
                    changes=[ctx.change(r, "version.labels", have, have + missing)])
-    if "restricted" in r.spec:
+    if doc.restricted is not MISSING:
         restricted = ("PROMPT", prompt_id) in ctx.live.restrictions
-        if r.spec["restricted"] is True and not restricted:
+        if doc.restricted and not restricted:
             ctx.op(r, "restrict", "POST", "/v2/resource-restrictions", body={"resource_id": prompt_id},
                    changes=[ctx.change(r, "restricted", False, True)])
-        elif r.spec["restricted"] is False and restricted:
+        elif not doc.restricted and restricted:
             ctx.op(r, "unrestrict", "DELETE", f"/v2/resource-restrictions/{prompt_id}",
                    changes=[ctx.change(r, "restricted", True, False)])

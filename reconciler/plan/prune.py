@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.model import SPACED_KINDS, DesiredResource, Ownership
-from reconciler.plan.context import Ctx
+from reconciler.plan.context import Ctx, restriction_doc
 from reconciler.plan.model import Change, Operation, Unmanaged
 
 PRUNABLE_RESTRICTIONS = ("PROJECT", "DASHBOARD")
@@ -81,8 +81,8 @@ def unmanaged(desired: list[DesiredResource], ctx: Ctx, ownership: Ownership | N
             if ("Integration", itype, name) not in declared and ownership.owns_integration(name):
                 # a declared integration of the other type has this name: keep the two apart
                 address = f"Integration/{itype}/{name}" if name in declared_names else f"Integration/{name}"
-                out.append(Unmanaged(address, "Integration", name, f"/v2/integrations/{obj['id']}"))
-        declared_ids = {str(r.spec.get("resource_id")) for r in desired if r.kind == "ResourceRestriction"}
+                out.append(Unmanaged(address, "Integration", name, f"/v2/integrations/{obj.id}"))
+        declared_ids = {restriction_doc(r).resource_id for r in desired if r.kind == "ResourceRestriction"}
         for (rtype, rid), _ in sorted(ctx.live.restrictions.items()):
             if rtype in PRUNABLE_RESTRICTIONS and rid not in declared_ids and ownership.owns_restriction(rtype, rid):
                 out.append(Unmanaged(f"ResourceRestriction/{rtype}/{rid}", "ResourceRestriction", f"{rtype} {rid}",

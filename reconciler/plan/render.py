@@ -57,8 +57,18 @@ def summary_line(plan: Plan) -> str:
     text = (f"Plan: {s['create'] + s['replace']} to create, {s['update']} to update, "
             f"{s['delete'] + s['replace']} to delete" + (f"; {s['unmanaged']} unmanaged." if s["unmanaged"] else "."))
     if s["replace"]:
-        text = f"{s['replace']} to replace (delete, then create; needs --allow-replace).\n" + text
+        consent = "" if plan.options.allow_replace else "; needs --allow-replace"
+        text = f"{s['replace']} to replace (delete, then create{consent}).\n" + text
     return text
+
+
+def in_sync_line(plan: Plan) -> str:
+    """The whole output of a plan with nothing to do: one line (``-v`` lists the secrets)."""
+    n = len(plan.unverified_secrets)
+    if not n:
+        return "No changes. Live state matches the manifests."
+    return (f"No changes. Live state matches the manifests ({n} write-only secret{'s' if n != 1 else ''} cannot be "
+            "compared: --rotate KIND/NAME or --since REF sends them; -v lists them).")
 
 
 def text_diff(c: Change) -> list[str] | None:
@@ -87,6 +97,11 @@ def _indented(value: Any) -> list[str]:
     return [] if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2).splitlines()
 
 
+#: Map entries a plan names in words when one is added or removed ("preset cold removed").
+NAMED_ITEMS = {"config.request_presets": "preset", "config.headers": "header", "config.auth.headers": "header"}
+NAMED_ITEM = re.compile(r"(config\.request_presets|config\.headers|config\.auth\.headers)\.([^.]+)")
+
+
 def _change_line(c: Change, diff: list[str] | None) -> str:
     """One change's line; ``diff`` is its ``text_diff`` (shown below the line when there is one)."""
     src = f"   # {c.source}" if c.source else ""
@@ -94,6 +109,10 @@ def _change_line(c: Change, diff: list[str] | None) -> str:
     if diff is not None:
         what = "added" if c.before is None else "removed" if c.after is None else "changed"
         return f"{path}: ({what}, see below){src}"
+    if c.after is None and path == "experiment_retention" and isinstance(c.before, str):
+        return f"{c.before}{src}"  # why retention deletes it, in the rule's words
+    if (m := NAMED_ITEM.fullmatch(path)) is not None and c.after is None and c.before is not None:
+        return f"{NAMED_ITEMS[m.group(1)]} {m.group(2)} removed{src}"
     if c.before is None:
         return f"{path} = {_fmt(c.after)}{src}"
     if c.after is None:
@@ -121,6 +140,8 @@ def render_text(plan: Plan, colour: bool = False, verbose: bool = False) -> str:
         codes = {"green": "32", "yellow": "33", "red": "31", "magenta": "35"}
         return f"\x1b[{codes[COLOURS[action]]}m{text}\x1b[0m"
 
+    if plan.empty and not plan.unmanaged and not plan.warnings and not verbose:
+        return in_sync_line(plan) + "\n"
     lines: list[str] = []
     if plan.empty:
         lines.append("No changes. Live state matches the manifests.")

@@ -8,14 +8,15 @@ again on every run."""
 from __future__ import annotations
 
 from reconciler.model import DesiredResource
-from reconciler.plan.context import Ctx
+from reconciler.plan.context import Ctx, prompt_doc, restriction_doc
 
 
 def plan_restrictions(desired: list[DesiredResource], ctx: Ctx) -> None:
     by_id = {rid: rtype for rtype, rid in ctx.live.restrictions}
     unrestricted_prompts = _unrestricted_prompts(ctx)
     for r in desired:
-        rtype, rid = str(r.spec.get("resource_type")), str(r.spec.get("resource_id"))
+        doc = restriction_doc(r)
+        rtype, rid = doc.resource_type, doc.resource_id
         prompt = unrestricted_prompts.get(rid)
         if prompt is not None:  # two manifests that disagree: each apply would undo the other
             where = prompt.source("restricted")
@@ -39,7 +40,7 @@ def _unrestricted_prompts(ctx: Ctx) -> dict[str, DesiredResource]:
     """Live prompt id -> the Prompt manifest that says ``restricted: false`` for it."""
     out: dict[str, DesiredResource] = {}
     for p in ctx.desired:
-        if p.kind != "Prompt" or p.spec.get("restricted") is not False or not p.space:
+        if p.kind != "Prompt" or prompt_doc(p).restricted is not False or not p.space:
             continue
         space_id = ctx.live.space_id(str(p.space))
         live = ctx.live.prompts.get((space_id, p.name)) if space_id else None

@@ -199,3 +199,37 @@ def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_mor
     assert statuses["slow"][0] == APPLIED  # in flight when interrupted: finished and reported
     assert statuses["next"] == (SKIPPED, "not started: interrupted (Ctrl-C)")
     assert statuses["later"] == (SKIPPED, "not started: interrupted (Ctrl-C)")  # a later phase never began
+
+
+def test_ctrl_c_landing_inside_submit_still_reports_the_call_its_worker_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interrupt can arrive while ``submit`` starts the first worker, which is already sending:
+    that call is not in the executor's list of futures yet, but it takes effect and is reported."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    sent = threading.Event()
+    calls: list[str] = []
+    interrupted: list[bool] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.path)
+        sent.set()
+        return httpx.Response(200, json={"id": "x"})
+
+    real_submit = ThreadPoolExecutor.submit
+
+    def submit_then_ctrl_c(self: ThreadPoolExecutor, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        future = real_submit(self, fn, *args, **kwargs)
+        if not interrupted:
+            interrupted.append(True)
+            sent.wait(5)
+            raise KeyboardInterrupt  # before the executor could keep the future
+        return future
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", submit_then_ctrl_c)
+    plan = Plan(operations=(op("first", "PUT", "/v2/first", {}), op("second", "PUT", "/v2/second", {})))
+    report = execute(plan, client(handler), parallelism=1)
+    assert report.interrupted and calls == ["/v2/first"]
+    statuses = {o.op.id: (o.status, o.detail) for o in report.outcomes}
+    assert statuses["first"] == (APPLIED, None)  # it was sent: reported as applied, not as "not started"
+    assert statuses["second"] == (SKIPPED, "not started: interrupted (Ctrl-C)")

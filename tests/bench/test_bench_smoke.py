@@ -42,7 +42,9 @@ def test_the_run_prints_one_json_line_per_scenario_with_the_issue_fields(run_out
 
 def test_the_ratio_is_the_emulator_count_over_the_lower_bound(run_output: list[dict[str, Any]]) -> None:
     for row in run_output:
-        assert row["ratio"] == round(sum(row["requests"].values()) / row["lower_bound"], 4)
+        sent = sum(row["requests"].values())
+        assert row["ratio"] >= 1.0  # no run sends fewer requests than the lower bound allows
+        assert abs(row["ratio"] * row["lower_bound"] - sent) <= row["lower_bound"] * 0.00005 + 1e-9
 
 
 def test_a_plan_in_sync_only_reads_and_meets_the_bound(run_output: list[dict[str, Any]]) -> None:

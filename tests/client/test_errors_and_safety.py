@@ -3,6 +3,7 @@ request carries a User-Agent and timeouts, and ``map`` is bounded and orderly.""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +12,7 @@ import httpx
 import pytest
 from clienthelpers import BASE_URL, CANARY, Script, ok, problem
 
-from reconciler.client.http import USER_AGENT, ApiClient, build_http_client, open_client
+from reconciler.client.http import _HTTPX_ERRORS, USER_AGENT, ApiClient, build_http_client, open_client
 from reconciler.client.settings import Endpoint
 from reconciler.errors import ApiError, ProblemError, ReadOnlyError, TransportError
 
@@ -40,8 +41,11 @@ def instantiate(cls: type[Exception], message: str) -> Exception:
 
 
 def test_every_httpx_exception_class_is_covered() -> None:
-    names = {c.__name__ for c in httpx_exception_classes()}
+    classes = httpx_exception_classes()
+    names = {c.__name__ for c in classes}
     assert {"HTTPError", "ConnectError", "ReadTimeout", "InvalidURL", "StreamConsumed", "DecodingError"} <= names
+    uncaught = [c.__name__ for c in classes if not issubclass(c, _HTTPX_ERRORS)]
+    assert uncaught == []  # the client's catch-all names every exception class httpx exports
 
 
 @pytest.mark.parametrize("cls", httpx_exception_classes(), ids=lambda c: c.__name__)
@@ -159,8 +163,8 @@ def test_every_request_carries_user_agent_and_timeouts(make_client: Callable[...
     client.delete("/v2/c")
     for request in script.requests:
         assert request.headers["user-agent"] == USER_AGENT
-        assert USER_AGENT.startswith("reconciler/")
-        assert request.extensions["timeout"] == {"connect": 10.0, "read": 30.0, "write": 30.0, "pool": 30.0}
+        assert re.fullmatch(r"reconciler/\d+\.\d+\.\d+ \(\+python-httpx\)", request.headers["user-agent"])
+        assert request.extensions["timeout"] == {"connect": 5.0, "read": 30.0, "write": 30.0, "pool": 30.0}
 
 
 def test_build_http_client_sets_key_user_agent_tls_and_pool() -> None:
@@ -170,7 +174,7 @@ def test_build_http_client_sets_key_user_agent_tls_and_pool() -> None:
         assert http.headers["user-agent"] == USER_AGENT
         assert str(http.base_url) == "https://api.test.example"
         assert http.follow_redirects is False
-        assert http.timeout.connect == 10.0 and http.timeout.read == 30.0
+        assert http.timeout.connect == 5.0 and http.timeout.read == 30.0
         assert CANARY not in repr(ApiClient(http))
     finally:
         http.close()
@@ -207,6 +211,8 @@ def test_map_raises_the_first_failure_in_item_order_after_running_items_finish(
 
     with pytest.raises(ValueError, match="item 3"):
         client.map(work, range(6))
+    assert {0, 1, 2} <= set(finished)  # those running beside the failure were let finish
+    assert 3 not in finished and 5 not in finished
 
 
 def test_map_with_parallelism_one_runs_inline_and_stops_at_the_first_failure(

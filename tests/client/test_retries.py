@@ -10,7 +10,7 @@ import httpx
 import pytest
 from clienthelpers import FakeClock, Script, ok, problem
 
-from reconciler.client.http import ApiClient
+from reconciler.client.http import MAX_CONNECT_RETRIES, ApiClient
 from reconciler.errors import AmbiguousWriteError, ProblemError, TransportError
 
 
@@ -134,12 +134,24 @@ def test_retries_stop_after_max_retries_with_the_last_problem(
 
 def test_transport_failures_end_as_transport_error_after_retries(
         make_client: Callable[..., ApiClient], script: Script) -> None:
-    script.then(httpx.ConnectError("connection refused"))
+    script.then(httpx.ReadError("connection reset by peer"))
     with pytest.raises(TransportError) as info:
         make_client(script, max_retries=3).get("/v2/x")
     assert "gave up after 4 attempts" in str(info.value)
     assert info.value.method == "GET" and info.value.path == "/v2/x"
     assert len(script.requests) == 4
+
+
+def test_a_refused_connection_is_retried_briefly_then_named_with_its_host(
+        make_client: Callable[..., ApiClient], script: Script) -> None:
+    script.then(httpx.ConnectError("[Errno 111] Connection refused"))
+    events: list[str] = []
+    with pytest.raises(TransportError) as info:
+        make_client(script, max_retries=6, on_event=events.append).get("/v2/x")
+    assert len(script.requests) == 1 + MAX_CONNECT_RETRIES  # not max_retries: a refused host rarely comes back
+    assert str(info.value) == ("GET /v2/x: cannot reach api.test.example: connection refused (nothing listens "
+                               f"there) (gave up after {1 + MAX_CONNECT_RETRIES} attempts)")
+    assert len(events) == MAX_CONNECT_RETRIES and all("retrying in" in e for e in events)
 
 
 def test_backoff_is_capped(make_client: Callable[..., ApiClient], script: Script, clock: FakeClock) -> None:

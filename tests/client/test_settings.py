@@ -102,7 +102,7 @@ def test_malformed_base_urls_are_refused(url: str) -> None:
 
 
 def test_credentials_in_the_url_are_refused_without_echoing_them() -> None:
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(ConfigError, match="credentials in the URL are refused") as info:
         resolve(base_url=f"https://user:{CANARY}@api.example")
     assert CANARY not in str(info.value)
 
@@ -150,7 +150,7 @@ def test_an_empty_key_file_is_refused(tmp_path: Path) -> None:
 def test_a_key_with_a_line_break_is_refused_without_showing_it(tmp_path: Path) -> None:
     key_file = tmp_path / "key"
     key_file.write_text(f"{CANARY}\nsecond-line\n", encoding="utf-8")
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(ConfigError, match="printable ASCII on one line") as info:
         read_api_key(str(key_file), {})
     assert CANARY not in str(info.value)
 

@@ -65,51 +65,87 @@ def test_adopt_exports_and_plans_empty(project: Path) -> None:
     assert "Adopted: the plan of the exported manifests is empty." in adopted.stdout
 
 
-def _steps(job: str) -> list[str]:
+def _action_step(name: str) -> str:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    script: str = next(s["run"] for s in action["runs"]["steps"] if s.get("name") == name)
+    return script
+
+
+def _step(name: str, project: Path, env: dict[str, str], **step_env: str) -> tuple[
+        subprocess.CompletedProcess[str], dict[str, str]]:
+    """A step of the composite action (action.yml) run as the runner would: its ``env:`` given here,
+    the runner's files in the project, this venv's reconciler on PATH. Returns it and its outputs."""
+    outputs = project / "github-output"
+    outputs.write_text("")
+    full = {**env, "PATH": f"{Path(reconciler_bin()).parent}{os.pathsep}{os.environ['PATH']}",
+            "RUNNER_TEMP": str(project), "GITHUB_OUTPUT": str(outputs),
+            "GITHUB_STEP_SUMMARY": str(project / "summary.md"), **step_env}
+    result = subprocess.run(["bash", "-e", "-c", _action_step(name)], cwd=project, env=full, capture_output=True,
+                            text=True, timeout=120)
+    return result, dict(line.split("=", 1) for line in outputs.read_text().splitlines() if "=" in line)
+
+
+def test_github_actions_recipe_uses_the_action_with_since_auto() -> None:
     workflow = yaml.safe_load((ROOT / "examples/github-actions.yml").read_text())
-    return [s["run"] for s in workflow["jobs"][job]["steps"] if "reconciler" in s.get("run", "")]
-
-
-def _shell(step: str, project: Path, db: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """A workflow step run as the runner would, with the expressions of its context filled in and the
-    endpoint pointed at the embedded emulator."""
-    script = (step.replace("${{ github.base_ref }}", "main").replace("${{ github.event.before }}", "HEAD~1")
-              .replace("origin/main", "main").replace("reconciler ", f"{reconciler_bin()} ")
-              .replace(" --auto-approve", f" --auto-approve --emulator {db}")
-              .replace(" --format markdown", f" --emulator {db} --format markdown"))
-    return subprocess.run(["bash", "-ec", script], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    used = {job: next(s["with"] for s in spec["steps"] if s.get("uses") == "./")
+            for job, spec in workflow["jobs"].items()}
+    assert used["plan"] == {"paths": "manifests", "mode": "plan", "since": "auto"}
+    assert used["apply"] == {"paths": "manifests", "mode": "apply", "since": "auto"}
+    environments = used["plan-environments"]  # each overlay planned with its var file, one comment each
+    assert environments["paths"] == "examples/environments/base examples/environments/overlays/${{ matrix.env }}"
+    assert environments["extra-args"] == "--var-file examples/environments/overlays/${{ matrix.env }}/vars.yaml"
+    assert environments["comment-header"] == "${{ matrix.env }}"
+    assert set(workflow["jobs"]["plan"]["env"]) == {"RECONCILER_API_KEY"}  # no manifest secret to plan
+    assert all(s.get("with", {}).get("fetch-depth") == 0 for job in workflow["jobs"].values()
+               for s in job["steps"] if s.get("uses", "").startswith("actions/checkout"))
 
 
 def test_github_actions_recipe_plans_a_pull_request_without_secrets_and_applies_on_merge(project: Path) -> None:
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+
+    def sh(*args: str) -> str:
+        return subprocess.run([*git, *args], cwd=project, check=True, capture_output=True, text=True).stdout.strip()
+
     db = str(project / "state.db")
+    emulator = f"--emulator {db}"
     assert subprocess.run([*git, "init", "-q", "-b", "main"], cwd=project).returncode == 0
-    subprocess.run([*git, "add", "manifests"], cwd=project, check=True)
-    subprocess.run([*git, "commit", "-qm", "base"], cwd=project, check=True)
+    sh("add", "manifests")
+    sh("commit", "-qm", "base")
+    sh("remote", "add", "origin", str(project))  # what actions/checkout leaves: origin/<base branch>
+    sh("fetch", "-q", "origin")
+    base = sh("rev-parse", "HEAD")
     assert run(reconciler_bin(), "apply", "manifests", "--emulator", db, "--auto-approve",
                cwd=project).returncode == 0
     # a pull request: a description changes, and the agent gains a header (write-only: invisible live)
-    subprocess.run([*git, "checkout", "-qb", "change"], cwd=project, check=True)
+    sh("checkout", "-qb", "change")
     agents, prompts = project / "manifests/integrations/agents.yaml", project / "manifests/research/prompts.yaml"
     prompts.write_text(prompts.read_text().replace("Summarize a support ticket", "Summaries, reviewed"))
-    subprocess.run([*git, "commit", "-qam", "description"], cwd=project, check=True)
+    sh("commit", "-qam", "description")
     no_secrets = {k: v for k, v in os.environ.items() if k not in (*ENV, "RECONCILER_BASE_URL")}
-    [validate, plan] = _steps("plan")
-    assert _shell(validate, project, db, no_secrets).returncode == 0
-    planned = _shell(plan, project, db, no_secrets)
+    chosen, mode = _step("Choose plan or apply", project, no_secrets, MODE="auto", EVENT="pull_request",
+                         SINCE="auto", BASE_REF="main", BEFORE="")
+    assert chosen.returncode == 0 and mode == {"mode": "plan", "since": base}, chosen.stderr
+    assert _step("Validate", project, no_secrets, PATHS="manifests")[0].returncode == 0
+    planned, out = _step("Plan", project, no_secrets, PATHS="manifests", EXTRA=emulator, SINCE=mode["since"])
     assert planned.returncode == 0, planned.stdout + planned.stderr
-    assert "Summaries, reviewed" in (project / "plan.md").read_text()
+    assert out == {"exit-code": "2", "changes": "true"}
+    assert "Summaries, reviewed" in (project / "reconciler-plan.md").read_text()  # the comment's body
 
     agents.write_text(agents.read_text().replace("headers: {X-Agent-Token: {env: AGENT_TOKEN}}",
                                                  "headers: {X-Agent-Token: {env: AGENT_TOKEN}, X-Trace: {env: AGENT_TOKEN}}"))
-    subprocess.run([*git, "commit", "-qam", "header"], cwd=project, check=True)
-    assert _shell(plan, project, db, {**no_secrets, **ENV}).returncode == 0
-    assert "declaration changed since" in (project / "plan.md").read_text()
+    sh("commit", "-qam", "header")
+    planned, _ = _step("Plan", project, {**no_secrets, **ENV}, PATHS="manifests", EXTRA=emulator, SINCE=mode["since"])
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert "declaration changed since" in (project / "reconciler-plan.md").read_text()
     # merged: the apply job sends what changed since the commit before the push
-    subprocess.run([*git, "checkout", "-q", "main"], cwd=project, check=True)
-    subprocess.run([*git, "merge", "-q", "--squash", "change"], cwd=project, check=True)
-    subprocess.run([*git, "commit", "-qm", "merge"], cwd=project, check=True)
-    [apply] = _steps("apply")
-    applied = _shell(apply, project, db, {**os.environ, **ENV})
+    sh("checkout", "-q", "main")
+    before = sh("rev-parse", "HEAD")
+    sh("merge", "-q", "--squash", "change")
+    sh("commit", "-qm", "merge")
+    chosen, mode = _step("Choose plan or apply", project, no_secrets, MODE="auto", EVENT="push", SINCE="auto",
+                         BASE_REF="", BEFORE=before)
+    assert mode == {"mode": "apply", "since": before}
+    applied, _ = _step("Apply", project, {**os.environ, **ENV}, PATHS="manifests", EXTRA=emulator,
+                       SINCE=mode["since"])
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert "Apply complete" in applied.stdout and "config.headers" in applied.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.model import DesiredResource, LiveState, ManifestSet, Ownership, SecretRef
+from reconciler.model import DesiredResource, LiveIntegration, LiveState, ManifestSet, Ownership, SecretRef
 
 SPACES = [{"id": "U3BhY2U6MQ", "name": "default", "organization_id": "T3JnOjE"},
           {"id": "U3BhY2U6Mg", "name": "research", "organization_id": "T3JnOjE"}]
@@ -33,7 +33,7 @@ def live_llm(name: str, provider: str = "VENDOR_A", id: str = "SW50OjE", **confi
 def state(*integrations: dict[str, Any], **kw: Any) -> LiveState:
     live = LiveState(spaces=list(SPACES), **kw)
     for obj in integrations:
-        live.integrations[(obj["type"], obj["name"])] = obj
+        live.integrations[(obj["type"], obj["name"])] = LiveIntegration.model_validate(obj)
     return live
 
 

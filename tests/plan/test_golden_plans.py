@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.manifests import load_manifests
-from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt
+from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LivePrompt
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render
 from tests.plan.helpers import RESEARCH, live_llm, state
@@ -25,14 +25,14 @@ NOW = datetime(2026, 11, 1, tzinfo=UTC)
 def drifted_state():  # type: ignore[no-untyped-def]
     live = state(live_llm("vendor-a-prod", id="SW50ZWdyYXRpb246MQ", is_function_calling_enabled=False,
                           has_api_key=True))
-    live.integrations[("AGENT", "support-agent")] = {
+    live.integrations[("AGENT", "support-agent")] = LiveIntegration.model_validate({
         "id": "SW50ZWdyYXRpb246Mg", "type": "AGENT", "name": "support-agent", "description": "old", "scopings": [],
         "config": {"endpoint": "https://agent.example.com/v1/run", "has_headers": True,
                    "input_schema": {"type": "object", "properties": {"question": {"type": "string"},
                                                                       "temperature": {"type": "number"}},
                                     "required": ["question"]},
                    "request_presets": [{"id": "UHJlc2V0OjE", "name": "cold", "description": "deterministic replay",
-                                        "config": {"temperature": 0.1}}]}}
+                                        "config": {"temperature": 0.1}}]}})
     version = {"id": "UHJvbXB0VmVyc2lvbjox", "commit_message": "old", "provider": "VENDOR_A", "model": "model-large",
                "input_variable_format": "f_string", "invocation_params": {"temperature": 0.2}, "provider_params": {},
                "messages": [{"role": "system", "content": "You summarise tickets."},

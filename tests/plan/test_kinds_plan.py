@@ -181,7 +181,7 @@ def test_prune_refuses_to_empty_a_kind_in_one_space_even_when_another_keeps_some
     for space_id, name in ((RESEARCH, "kept"), (DEFAULT, "stray-1"), (DEFAULT, "stray-2")):
         live.prompts[(space_id, name)] = LivePrompt(prompt={"id": f"P-{name}", "name": name, "space_id": space_id},
                                                     latest=None, labels={})
-    desired = manifests(res("Prompt", "kept", "research", description="d"),
+    desired = manifests(res("Prompt", "kept", "research", description="d", version=VERSION),
                         res("Dataset", "d", "default", experiment_retention={"keep_last": 1}))
     with pytest.raises(PlanError, match="every live Prompt in space default \\(2\\)"):
         make_plan(desired, live, PlanOptions(prune=True))
@@ -195,7 +195,8 @@ def test_a_resource_declared_by_space_name_and_again_by_space_id_is_an_error() -
 
     from reconciler.errors import PlanError
 
-    twice = manifests(res("Prompt", "p", "research", description="a"), res("Prompt", "p", RESEARCH, description="b"))
+    twice = manifests(res("Prompt", "p", "research", description="a", version=VERSION),
+                      res("Prompt", "p", RESEARCH, description="b", version=VERSION))
     with pytest.raises(PlanError, match="declares Prompt/research/p again"):
         make_plan(twice, state())
 
@@ -245,7 +246,7 @@ def test_a_restriction_on_a_prompt_whose_manifest_says_unrestricted_is_an_error(
 
     live = state(restrictions={("PROMPT", "UHI6MQ"): {"resource_id": "UHI6MQ", "resource_type": "PROMPT"}})
     live.prompts[(RESEARCH, "p")] = live_prompt()
-    desired = manifests(res("Prompt", "p", "research", restricted=False),
+    desired = manifests(res("Prompt", "p", "research", restricted=False, version=VERSION),
                         res("ResourceRestriction", "r", resource_type="PROJECT", resource_id="UHI6MQ"))
     with pytest.raises(PlanError, match="whose manifest says restricted: false"):
         make_plan(desired, live)

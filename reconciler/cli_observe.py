@@ -1,0 +1,121 @@
+"""``--log-format`` on every command and ``--metrics-file`` on plan, apply and drift.
+
+``install(main)`` adds the options to each command of the group and wraps its callback: the run gets
+a ``Telemetry`` (``reconciler.telemetry.current()``, which the workflow steps report to), ends with a
+``command`` event (outcome, exit code, duration), and writes its metrics file, whatever the ending.
+Kept apart from ``cli.py`` so the commands themselves stay as they are.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reconciler.errors import ManifestError, ReconcilerError
+from reconciler.telemetry import LOG_FORMATS, Telemetry, set_current
+
+#: Commands that can write their metrics for node_exporter's textfile collector.
+METRICS_FILE_COMMANDS = ("plan", "apply", "drift")
+LAST_SUCCESS = "reconciler_last_successful_cycle_timestamp_seconds"
+
+
+def log_format_option() -> click.Option:
+    return click.Option(["--log-format"], type=click.Choice(LOG_FORMATS), default="text", show_default=True,
+                        envvar="RECONCILER_LOG_FORMAT",
+                        help="json: one event a line on stderr (cycle, resource, action, outcome, timing).")
+
+
+def metrics_file_option() -> click.Option:
+    return click.Option(["--metrics-file"], type=click.Path(dir_okay=False), metavar="FILE",
+                        help="Write this run's metrics to FILE (Prometheus text format, atomically) for "
+                             "node_exporter's textfile collector.")
+
+
+def install(group: click.Group) -> None:
+    for name, command in group.commands.items():
+        if any(p.name == "log_format" for p in command.params):
+            continue
+        command.params.append(log_format_option())
+        if name in METRICS_FILE_COMMANDS:
+            command.params.append(metrics_file_option())
+        if command.callback is not None and name != "watch":  # watch keeps its own telemetry
+            command.callback = _wrap(name, command.callback)
+
+
+def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(callback)
+    def run(*args: Any, **kw: Any) -> Any:
+        log_format = kw.pop("log_format", "text")
+        metrics_file = kw.pop("metrics_file", None)
+        if metrics_file and not Path(metrics_file).resolve().parent.is_dir():
+            raise ReconcilerError(f"--metrics-file {metrics_file}: the directory {Path(metrics_file).parent} "
+                                  "does not exist")
+        telemetry = Telemetry(log_format=log_format)
+        previous = set_current(telemetry)
+        started = time.monotonic()
+        code: int = 0
+        error: str | None = None
+        bad_manifests = False
+        try:
+            callback(*args, **kw)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            bad_manifests = name == "validate" and code == 1
+            raise
+        except ReconcilerError as exc:
+            code, error, bad_manifests = exc.exit_code, str(exc), isinstance(exc, ManifestError)
+            if log_format == "json":  # the error as an event, not as a second, unstructured line
+                telemetry.event("error", command=name, outcome="error", message=error, error_type=type(exc).__name__)
+                sys.exit(code)
+            raise
+        except BaseException:
+            code = 1
+            raise
+        finally:
+            set_current(previous)
+            duration = time.monotonic() - started
+            success = code in (0, 2)  # 2: changes (plan --detailed-exitcode) or drift: the run worked
+            outcome = "ok" if success else "manifest_error" if bad_manifests else "error"
+            if outcome == "manifest_error":
+                telemetry.manifest_failed()
+            telemetry.cycle_done(outcome, duration, success=success)
+            telemetry.event("command", command=name, outcome=outcome, exit_code=code, duration_s=round(duration, 3))
+            if metrics_file:
+                _write_metrics(telemetry, metrics_file, success)
+        return None
+
+    return run
+
+
+def _write_metrics(telemetry: Telemetry, path: str, success: bool) -> None:
+    """Write the run's metrics; a failed run carries the last success time of the file it replaces
+    forward (so ``time() - reconciler_last_successful_cycle_timestamp_seconds`` keeps counting from
+    the last run that worked)."""
+    if not success:
+        previous = _previous_success(path)
+        if previous is not None:
+            telemetry.last_success.set(previous)
+    try:
+        telemetry.write_textfile(path)
+    except OSError as exc:
+        click.echo(f"Error: --metrics-file {path}: cannot write the metrics ({exc.strerror or exc})", err=True)
+
+
+def _previous_success(path: str) -> float | None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == LAST_SUCCESS and sample.value > 0:
+                    return float(sample.value)
+    except (OSError, ValueError):
+        return None
+    return None

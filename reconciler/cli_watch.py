@@ -1,0 +1,88 @@
+"""``reconciler watch``: the command line of ``reconciler.watch`` (registered on the group by cli.py)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from reconciler.cli import _connection, _connection_options, _options, _plan_options, _var_options, main
+from reconciler.cli_observe import log_format_option
+from reconciler.errors import ConfigError
+
+
+class _Duration(click.ParamType[float]):
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from reconciler.watch import parse_duration
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class _Address(click.ParamType[tuple[str, int]]):
+    name = "HOST:PORT"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, int]:
+        from reconciler.watch import parse_address
+
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_address(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--interval", type=_Duration(), default="5m", show_default=True,
+              help="Time between cycles (jittered by ±10%): 30s, 5m, 1h.")
+@click.option("--apply", "do_apply", is_flag=True, help="Apply what each cycle finds (self-heal), under apply's "
+              "guards.")
+@click.option("--metrics-addr", type=_Address(), metavar="HOST:PORT",
+              help="Serve /metrics, /healthz and /readyz there (e.g. 0.0.0.0:9108).")
+@click.option("--git-pull", is_flag=True, help="Run git pull --ff-only in the PATHs' work trees before each cycle.")
+@click.option("--notify", "notify_url", metavar="URL", envvar="RECONCILER_NOTIFY_URL",
+              help="POST a JSON summary (Slack-compatible `text`) when drift appears and when it is healed "
+                   "(or RECONCILER_NOTIFY_URL; the URL is never logged).")
+@click.option("--max-backoff", type=_Duration(), default="10m", show_default=True,
+              help="The longest wait after failed cycles (exponential backoff from min(interval, 30s)).")
+@click.option("--request-retries", type=click.IntRange(0, 20), default=None,
+              help="Retries of one failing request inside a cycle (default: the client's 6); the loop then "
+                   "retries the whole cycle with its own backoff.")
+@click.option("--once", is_flag=True, help="Run one cycle and exit: 0 in sync (or healed), 2 drift left, 1 failed.")
+@_plan_options
+@_var_options
+@_connection_options
+def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr: tuple[str, int] | None,
+          git_pull: bool, notify_url: str | None, max_backoff: float, request_retries: int | None, once: bool, verbose: bool,
+          log_format: str, **kw: Any) -> None:
+    """Reconcile continuously: every interval reload the manifests, plan, report (and with --apply,
+    heal). SIGTERM/SIGINT: the calls in flight finish, then it reports and exits 0."""
+    from reconciler.telemetry import Telemetry
+    from reconciler.watch import WatchConfig, Watcher
+
+    options = _options(kw)
+    conn = _connection(kw)
+    if "-" in paths:
+        raise ConfigError("watch reads its manifests again every cycle: standard input (-) cannot be read twice")
+    for flag, given in (("--rotate-secrets", options.rotate_secrets), ("--rotate", options.rotate),
+                        ("--since", options.since)):
+        if given:
+            raise ConfigError(f"{flag} would send the same secrets again on every cycle: use it with apply")
+    config = WatchConfig(paths=paths, interval=interval, apply=do_apply, options=options, git_pull=git_pull,
+                         metrics_addr=metrics_addr, notify_url=notify_url, max_backoff=max_backoff, once=once,
+                         request_retries=request_retries)
+    telemetry = Telemetry(log_format=log_format)
+    watcher = Watcher(config, conn, telemetry, out=click.echo, verbose=verbose)
+    sys.exit(watcher.run())
+
+
+watch.params.append(log_format_option())

@@ -1,0 +1,459 @@
+"""``reconciler watch``: continuous reconciliation.
+
+Every ``interval`` (jittered by ±10%, so many watchers do not beat together) one *cycle*:
+
+1. With ``git_pull``: ``git pull --ff-only`` in each git work tree holding a PATH. A failed pull is
+   reported (``git_pull`` event) and the cycle goes on with the files as they are.
+2. Reload the manifests. Loading is all or nothing (``workflow.load`` returns a whole, validated
+   ``ManifestSet`` or raises), and a tree whose files change while it is read is not used either;
+   either way the cycle keeps the **last good desired state**, reports the error and raises
+   ``reconciler_manifest_errors_total`` / ``reconciler_manifest_error``. Before any good load there is
+   no desired state: the cycle only reports (and ``/readyz`` stays 503).
+3. Plan against live state (``workflow.plan_against``), set the resource gauges, report.
+4. With ``apply`` and a non-empty plan: ``workflow.run_apply`` (the same guards as ``apply``: a
+   replacement only with ``--allow-replace``, deletes of undeclared resources only with ``--prune``
+   and inside the tree's ownership, protected resources kept, the secrets it sends resolved before
+   anything is sent: ``workflow.check_plan_secrets``), then ``workflow.confirm_converged``.
+
+A cycle that fails on the API (or on a plan the guards refuse) counts as a failure: the next one
+comes after an exponential backoff (base ``min(interval, 30s)``, doubling, capped at ``max_backoff``,
+equal jitter), and the first success resets it. A manifest error is not an API failure: the cycle
+still reconciles the last good state, and the schedule stays.
+
+SIGTERM or SIGINT: no new cycle and no new call starts; during an apply the calls in flight finish
+(the executor's Ctrl-C path: the rest are reported as not started), the report is printed, and the
+process exits 0. A second signal aborts at once.
+
+``--notify URL``: a JSON ``POST`` (Slack-compatible: it has ``text``) when drift appears (a resource
+drifted that was not drifted at the previous cycle) and when it is healed (nothing drifted any more,
+after a notice of drift); never on every cycle. The URL is a secret (a webhook): it is never logged.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import httpx
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from reconciler.apply.executor import APPLIED
+from reconciler.client.http import ApiClient
+from reconciler.errors import ConfigError, ReconcilerError
+from reconciler.model import ManifestSet
+from reconciler.plan.model import Plan, PlanOptions
+from reconciler.plan.render import render_text, summary_line
+from reconciler.telemetry import Telemetry, set_current
+from reconciler.workflow import (
+    Connection,
+    check_plan_secrets,
+    confirm_converged,
+    connect,
+    load,
+    plan_against,
+    prepare_options,
+    run_apply,
+)
+
+#: The first wait after a failed cycle is at most this (shorter when the interval is).
+BACKOFF_BASE = 30.0
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_URL_CREDENTIALS = re.compile(r"(://)[^/@\s]+@")
+
+
+def parse_duration(text: str) -> float:
+    """``5m``, ``30s``, ``1h``, ``250ms``, ``1.5s`` or plain seconds; must be positive."""
+    m = _DURATION_RE.match(text)
+    if not m or float(m[1]) <= 0:
+        raise ValueError(f"expected a positive duration such as 30s, 5m or 1h, got {text!r}")
+    return float(m[1]) * _UNITS[m[2]]
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` (every interface) or ``[::1]:PORT``."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected HOST:PORT (e.g. 0.0.0.0:9108), got {text!r}")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+@dataclass(frozen=True)
+class WatchConfig:
+    paths: tuple[str, ...]
+    interval: float = 300.0
+    apply: bool = False
+    options: PlanOptions = PlanOptions()
+    git_pull: bool = False
+    metrics_addr: tuple[str, int] | None = None
+    notify_url: str | None = None
+    max_backoff: float = 600.0
+    once: bool = False  # one cycle, then exit (its exit code says how it went)
+    request_retries: int | None = None  # the client's per-request retries (None: its default)
+
+
+@dataclass
+class _Drift:
+    """What the notices have said: the resources reported drifted and not yet reported healed."""
+
+    open: set[str] = field(default_factory=set)
+
+
+class Watcher:
+    def __init__(self, config: WatchConfig, conn: Connection, telemetry: Telemetry, *,
+                 out: Callable[[str], None], verbose: bool = False, rng: random.Random | None = None) -> None:
+        self.config = config
+        self.conn = conn
+        self.t = telemetry
+        self.out = out if telemetry.log_format == "text" else (lambda line: None)
+        self.verbose = verbose
+        self.rng = rng or random.Random()
+        self.stop = threading.Event()
+        self.signal_name: str | None = None
+        self.applying = False
+        self.last_good: ManifestSet | None = None
+        self.last_error: str | None = None
+        self.cycles = 0
+        self.failures = 0
+        self.ready = False
+        self.finished = False
+        self.drift = _Drift()
+        self.last_drifted: list[str] | None = None
+        self._git_tops = self._find_git_tops() if config.git_pull else []
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> int:
+        """Loop until a signal (exit 0); with ``once``, one cycle (0 ok, 2 drift left, 1 failed)."""
+        previous = set_current(self.t)
+        handlers = self._install_signals()
+        server = self._serve_metrics()
+        try:
+            with connect(self.conn, read_only=not self.config.apply,
+                         on_event=self.t.client_events() if self.verbose else None) as client:
+                if self.config.request_retries is not None:
+                    client.max_retries = self.config.request_retries
+                self.t.event("start", text=self._start_line(server), interval_s=self.config.interval,
+                             apply=self.config.apply, prune=self.config.options.prune,
+                             paths=list(self.config.paths))
+                while not self.stop.is_set():
+                    ok, left = self.cycle(client)
+                    if self.config.once:
+                        return 0 if ok and not left else (2 if ok else 1)
+                    if self.stop.is_set():
+                        break
+                    self.stop.wait(self._delay(ok))
+            self._report_stop()
+            return 0
+        finally:
+            self.finished = True
+            if server is not None:
+                server.shutdown()
+                server.server_close()
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+            set_current(previous)
+
+    def cycle(self, client: ApiClient) -> tuple[bool, bool]:
+        """One cycle; returns (it succeeded, changes are left: drift, or with --prune unmanaged)."""
+        self.cycles += 1
+        n = self.t.cycle = self.cycles
+        started = time.monotonic()
+        manifests = self._desired(n)
+        if manifests is None:
+            self.t.cycle_done("manifest_error", time.monotonic() - started, success=False)
+            self.t.event("cycle", cycle=n, outcome="manifest_error", duration_s=_secs(started),
+                         text=f"cycle {n}: no desired state yet (the manifests have never loaded)")
+            return False, False
+        outcome = "ok" if self.last_error is None else "manifest_error"
+        try:
+            live, plan = plan_against(manifests, client, prepare_options(manifests, self.config.options))
+            found = self.t.observe_plan(manifests, plan)
+            self._report_plan(n, plan, found["drifted"])
+            left = found["drifted"]
+            final = plan  # what is still to do at the end of the cycle (--once's exit code)
+            applied = 0
+            if self.config.apply and not plan.empty and not self.stop.is_set():
+                check_plan_secrets(plan, manifests)  # what it sends must resolve, as apply checks
+                self.applying = True
+                try:
+                    report = run_apply(plan, client, parallelism=self.conn.parallelism, fail_fast=False)
+                except KeyboardInterrupt:  # the signal came just before the executor's phases or after them
+                    self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
+                    self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started),
+                                 text=f"cycle {n}: interrupted at the start or end of its apply; the next run "
+                                      "plans again and converges")
+                    return False, True
+                finally:
+                    self.applying = False
+                applied = len(report.of(APPLIED))
+                for line in report.lines():
+                    self.out(line)
+                self.t.event("apply", cycle=n, outcome="interrupted" if report.interrupted else
+                             "ok" if report.ok else "partial", applied=applied,
+                             failed=len(report.of("failed")), skipped=len(report.of("skipped")))
+                if report.interrupted:
+                    self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
+                    self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started),
+                                 text=f"cycle {n}: apply interrupted: {applied} calls applied, "
+                                      f"{len(report.of('skipped'))} not started")
+                    return False, True
+                final = again = confirm_converged(manifests, client, plan, live, report)
+                left = self.t.observe_plan(manifests, again)["drifted"]
+                self._notify(n, found["drifted"], left)
+                if not report.ok:
+                    raise ReconcilerError(f"apply finished with {len(report.of('failed'))} failed and "
+                                          f"{len(report.of('skipped'))} skipped calls; the next cycle retries")
+            else:
+                self._notify(n, found["drifted"], left)
+        except ReconcilerError as exc:
+            self.failures += 1
+            self.t.cycle_done("error", time.monotonic() - started, success=False)
+            self.t.event("cycle", cycle=n, outcome="error", message=str(exc), error_type=type(exc).__name__,
+                         failures=self.failures, duration_s=_secs(started),
+                         text=f"cycle {n}: failed ({self.failures} in a row): {exc}")
+            return False, False
+        self.failures = 0
+        self.ready = True
+        self.t.cycle_done(outcome, time.monotonic() - started, success=True)
+        healed = len(found["drifted"]) - len(left) if self.config.apply else 0
+        self.t.event("cycle", cycle=n, outcome=outcome, drifted=len(found["drifted"]), healed=healed,
+                     unmanaged=len(found["unmanaged"]), applied=applied, duration_s=_secs(started),
+                     text=f"cycle {n}: {summary_line(plan).rstrip('.')}; {len(found['drifted'])} drifted"
+                          + (f", {healed} healed ({applied} calls)" if self.config.apply and found["drifted"] else "")
+                          + (", manifests failing: last good state used" if outcome == "manifest_error" else "")
+                          + f" ({_secs(started)}s)")
+        return True, not final.empty
+
+    def _delay(self, ok: bool) -> float:
+        if ok or self.failures == 0:
+            return self.config.interval * self.rng.uniform(0.9, 1.1)
+        d = min(self.config.max_backoff, min(self.config.interval, BACKOFF_BASE) * 2.0 ** (self.failures - 1))
+        delay: float = d / 2 + self.rng.uniform(0, d / 2)
+        self.t.event("backoff", cycle=self.cycles, failures=self.failures, duration_s=round(delay, 3),
+                     text=f"backing off {delay:.1f}s after {self.failures} failed cycle(s)")
+        return delay
+
+    # ------------------------------------------------------------------ desired state
+
+    def _desired(self, n: int) -> ManifestSet | None:
+        if self._git_tops:
+            self._pull(n)
+        try:
+            watched = (*self.config.paths, *self.config.options.var_files)
+            before = tree_stamp(watched)
+            manifests = load(self.config.paths, var_assignments=self.config.options.variables,
+                             var_files=self.config.options.var_files)
+            if tree_stamp(watched) != before:
+                raise ReconcilerError("the manifests changed while they were read; the next cycle reads them again")
+        except ReconcilerError as exc:
+            message = str(exc)
+            self.t.manifest_failed()
+            kept = "keeping the last good desired state" if self.last_good is not None else "no desired state yet"
+            self.t.event("manifest_error", cycle=n, outcome="kept_last_good" if self.last_good else "none",
+                         message=message,
+                         text=None if message == self.last_error else f"cycle {n}: the manifests do not load "
+                                                                     f"({kept}):\n{message}")
+            self.last_error = message
+            return self.last_good
+        if self.last_error is not None:
+            self.t.event("manifest_ok", cycle=n, text=f"cycle {n}: the manifests load again")
+        if self.last_good is None or manifests.warnings != self.last_good.warnings:
+            for warning in manifests.warnings:  # e.g. an unused --var: said when it first appears
+                self.t.event("warning", cycle=n, message=warning, text=f"Warning: {warning}")
+        self.last_error = None
+        self.t.manifest_loaded()
+        self.last_good = manifests
+        return manifests
+
+    def _find_git_tops(self) -> list[str]:
+        tops: list[str] = []
+        for p in self.config.paths:
+            where = Path(p) if Path(p).is_dir() else Path(p).parent
+            try:
+                r = subprocess.run(["git", "-C", str(where), "rev-parse", "--show-toplevel"], capture_output=True,
+                                   text=True, timeout=30)
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise ConfigError(f"--git-pull: cannot run git ({exc})") from None
+            if r.returncode != 0:
+                raise ConfigError(f"--git-pull: {p} is not in a git work tree")
+            if r.stdout.strip() not in tops:
+                tops.append(r.stdout.strip())
+        return tops
+
+    def _pull(self, n: int) -> None:
+        for top in self._git_tops:
+            try:
+                r = subprocess.run(["git", "-C", top, "pull", "--ff-only", "--quiet"], capture_output=True,
+                                   text=True, timeout=300, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+                failed, detail = r.returncode != 0, r.stderr.strip()
+            except (OSError, subprocess.SubprocessError) as exc:
+                failed, detail = True, str(exc)
+            if failed:
+                detail = _URL_CREDENTIALS.sub(r"\1***@", detail)
+                self.t.git_pull_errors.inc()
+                self.t.event("git_pull", cycle=n, outcome="error", repository=top, message=detail,
+                             text=f"cycle {n}: git pull --ff-only failed in {top}; using the files as they are: "
+                                  f"{detail}")
+            else:
+                self.t.event("git_pull", cycle=n, outcome="ok", repository=top)
+
+    # ------------------------------------------------------------------ reports and notices
+
+    def _start_line(self, server: ThreadingHTTPServer | None) -> str:
+        where = f"; metrics on http://{_host(server)}/metrics" if server is not None else ""
+        mode = "applying" if self.config.apply else "planning only"
+        return (f"watching {', '.join(self.config.paths)} every {self.config.interval:g}s ({mode}"
+                + (", pruning" if self.config.options.prune else "") + f"){where}")
+
+    def _report_plan(self, n: int, plan: Plan, drifted: list[str]) -> None:
+        """The plan in text mode when what drifted changed since the last cycle (not every cycle)."""
+        if drifted != self.last_drifted and not plan.empty:
+            self.out(render_text(plan).rstrip("\n"))
+        self.last_drifted = drifted
+
+    def _notify(self, n: int, found: list[str], left: list[str]) -> None:
+        new = [a for a in found if a not in self.drift.open]
+        if new:
+            self._post("drift", n, found, f"Drift detected by reconciler watch: {len(found)} resource(s) differ "
+                       f"from the manifests: {_short(found)}", healed=[a for a in found if a not in left])
+        if self.drift.open | set(found) and not left:
+            self._post("healed", n, [], f"Drift healed: {_short(sorted(self.drift.open | set(found)))} "
+                       "match the manifests again", healed=sorted(self.drift.open | set(found)))
+        self.drift.open = set(left)
+
+    def _post(self, kind: str, n: int, drifted: list[str], text: str, *, healed: list[str]) -> None:
+        self.t.event("drift" if kind == "drift" else "healed", cycle=n, resources=drifted or None, healed=healed,
+                     text=text)
+        if not self.config.notify_url:
+            return
+        payload: dict[str, Any] = {"text": text, "event": kind, "cycle": n, "drifted": drifted, "healed": healed,
+                                   "paths": list(self.config.paths), "apply": self.config.apply}
+        try:
+            response = httpx.post(self.config.notify_url, json=payload, timeout=10.0)
+            outcome = "ok" if response.is_success else f"HTTP {response.status_code}"
+        except httpx.HTTPError as exc:
+            outcome = type(exc).__name__  # never str(exc): it may carry the webhook URL
+        self.t.notifications.labels(kind, "ok" if outcome == "ok" else "error").inc()
+        self.t.event("notify", cycle=n, outcome=outcome, kind=kind,
+                     text=None if outcome == "ok" else f"cycle {n}: the {kind} notice was not delivered ({outcome})")
+
+    def _report_stop(self) -> None:
+        why = self.signal_name or "stop"
+        self.t.event("stopped", signal=self.signal_name, cycles=self.cycles, ready=self.ready,
+                     text=f"{why}: stopped after {self.cycles} cycle(s)"
+                          + ("" if self.ready else " (none succeeded)") + ".")
+
+    # ------------------------------------------------------------------ signals and the metrics server
+
+    def _install_signals(self) -> dict[int, Any]:
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+        return {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        again = self.stop.is_set()
+        self.signal_name = signal.Signals(signum).name
+        self.stop.set()  # no new cycle; the loop reports and exits
+        if self.applying or again:
+            raise KeyboardInterrupt  # the executor finishes the calls in flight and starts no other
+
+    def healthy(self) -> bool:
+        """The loop runs and showed life recently (a request, an outcome, a cycle)."""
+        stall = 2 * max(self.config.interval * 1.1, self.config.max_backoff) + 600
+        return not self.finished and time.monotonic() - self.t.heartbeat < stall
+
+    def _serve_metrics(self) -> ThreadingHTTPServer | None:
+        if self.config.metrics_addr is None:
+            return None
+        server = metrics_server(self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready)
+        threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
+        return server
+
+
+def metrics_server(address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
+                   ready: Callable[[], bool]) -> ThreadingHTTPServer:
+    """``/metrics`` (Prometheus text format), ``/healthz`` and ``/readyz`` (200 or 503)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics":
+                self._send(200, generate_latest(telemetry.registry), CONTENT_TYPE_LATEST)
+            elif path == "/healthz":
+                ok = healthy()
+                self._send(200 if ok else 503, b"ok\n" if ok else b"the loop is not running\n")
+            elif path == "/readyz":
+                ok = ready()
+                self._send(200 if ok else 503, b"ok\n" if ok else b"no cycle has succeeded yet\n")
+            else:
+                self._send(404, b"not found: try /metrics, /healthz or /readyz\n")
+
+        def _send(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # scrapes are not worth a log line
+            return
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    host, port = address
+    if ":" in host:
+        import socket
+
+        Server.address_family = socket.AF_INET6
+    try:
+        return Server((host, port), Handler)
+    except OSError as exc:
+        raise ConfigError(f"--metrics-addr {host}:{port}: cannot listen ({exc.strerror or exc})") from None
+
+
+def tree_stamp(paths: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Every file under ``paths`` (``.git`` left out) with its mtime and size: a tree that moved
+    while it was read is not trusted."""
+    found: list[tuple[str, int, int]] = []
+    for p in paths:
+        root = Path(p)
+        files = [root] if root.is_file() else sorted(f for f in root.rglob("*") if ".git" not in f.parts
+                                                     and f.is_file()) if root.is_dir() else []
+        for f in files:
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            found.append((str(f), st.st_mtime_ns, st.st_size))
+    return found
+
+
+def _host(server: ThreadingHTTPServer | None) -> str:
+    if server is None:
+        return ""
+    host, port = server.server_address[:2]
+    name = host.decode() if isinstance(host, bytes) else str(host)
+    return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+
+
+def _secs(started: float) -> float:
+    return round(time.monotonic() - started, 3)
+
+
+def _short(addresses: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(addresses[:limit])
+    return shown + (f" and {len(addresses) - limit} more" if len(addresses) > limit else "")

@@ -1,0 +1,133 @@
+"""An unreachable service is named with its host and the cause (DNS, refused, TLS, timeout), fails
+within seconds rather than after a minute of silent retries, and its retries are reported as they
+happen; --timeout changes the connect timeout."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from reconciler.cli import main
+from reconciler.client.http import (
+    DEFAULT_CONNECT_TIMEOUT,
+    MAX_CONNECT_RETRIES,
+    ApiClient,
+    connect_cause,
+    open_client,
+)
+from reconciler.client.settings import Endpoint
+from reconciler.errors import TransportError
+
+URL = httpx.URL("https://api.test.example:8443")
+DOC = ("kind: Prompt\nname: p\nspace: research\nversion:\n  commit_message: c\n  provider: VENDOR_A\n"
+       "  messages: [{role: user, content: hi}]\n")
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # nothing listens once the socket is closed
+
+
+def chained(outer: Exception, inner: BaseException) -> Exception:
+    outer.__cause__ = inner
+    return outer
+
+
+@pytest.mark.parametrize(("error", "words", "final"), [
+    (chained(httpx.ConnectError("boom"), socket.gaierror(-2, "Name or service not known")),
+     "DNS lookup failed (the host name does not resolve)", True),
+    (chained(httpx.ConnectError("boom"), ConnectionRefusedError(111, "Connection refused")),
+     "connection refused (nothing listens there)", False),
+    (chained(httpx.ConnectError("boom"), ssl.SSLCertVerificationError(1, "certificate verify failed")),
+     "TLS failed", True),
+    (httpx.ConnectTimeout("timed out"), "timed out connecting (no answer; --timeout SECONDS waits longer)", False),
+], ids=["dns", "refused", "tls", "timeout"])
+def test_each_connect_failure_is_named_with_the_host_and_its_cause(error: Exception, words: str,
+                                                                    final: bool) -> None:
+    message, is_final = connect_cause(error, URL)
+    assert message.startswith("cannot reach api.test.example:8443: ")
+    assert words in message
+    assert is_final is final
+
+
+def test_a_tls_failure_says_how_to_trust_a_private_ca() -> None:
+    error = chained(httpx.ConnectError("x"), ssl.SSLCertVerificationError(1, "certificate verify failed"))
+    assert "--ca-file FILE (or set SSL_CERT_FILE)" in connect_cause(error, URL)[0]
+
+
+def test_a_refused_port_fails_fast_with_its_retries_reported() -> None:
+    events: list[str] = []
+    port = closed_port()
+    client = open_client(Endpoint(base_url=f"http://127.0.0.1:{port}", emulator_db=None), "k", on_event=events.append)
+    with client, pytest.raises(TransportError) as info:
+        client.get("/v2/spaces")
+    assert f"cannot reach 127.0.0.1:{port}: connection refused" in str(info.value)
+    assert len(events) == MAX_CONNECT_RETRIES
+    assert all(e.startswith(f"cannot reach 127.0.0.1:{port}: connection refused") and "retrying in" in e
+               for e in events)
+    assert client.stats.snapshot().attempts == 1 + MAX_CONNECT_RETRIES
+
+
+def test_a_host_that_does_not_resolve_is_not_retried() -> None:
+    events: list[str] = []
+    client = open_client(Endpoint(base_url="https://no-such-host.invalid", emulator_db=None), "k",
+                         on_event=events.append)
+    with client, pytest.raises(TransportError) as info:
+        client.get("/v2/spaces")
+    assert "cannot reach no-such-host.invalid: DNS lookup failed" in str(info.value)
+    assert events == [] and client.stats.snapshot().attempts == 1
+
+
+def test_a_connect_timeout_is_not_retried_past_the_connect_budget() -> None:
+    clock = [0.0]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        clock[0] += DEFAULT_CONNECT_TIMEOUT  # the attempt waited out the whole connect timeout
+        raise httpx.ConnectTimeout("timed out", request=request)
+
+    http = httpx.Client(base_url="https://slow.example", transport=httpx.MockTransport(handler))
+    client = ApiClient(http, clock=lambda: clock[0], sleep=lambda s: None)
+    with pytest.raises(TransportError, match="cannot reach slow.example: timed out connecting"):
+        client.get("/v2/spaces")
+    assert client.stats.snapshot().attempts == 1
+
+
+def test_the_timeout_option_sets_the_connect_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[float | None] = []
+    real = open_client
+
+    def spy(*args: object, **kwargs: object) -> ApiClient:
+        client = real(*args, **kwargs)  # type: ignore[arg-type]
+        seen.append(client.timeout.connect)
+        raise SystemExit(0)
+
+    import reconciler.workflow
+
+    monkeypatch.setattr(reconciler.workflow, "open_client", spy)
+    monkeypatch.setenv("RECONCILER_API_KEY", "k")
+    for extra, expected in (([], DEFAULT_CONNECT_TIMEOUT), (["--timeout", "1.5"], 1.5)):
+        CliRunner().invoke(main, ["drift", "-", "--base-url", "https://x.example", *extra],
+                           input=DOC)
+        assert seen.pop() == expected
+
+
+def test_retries_show_on_stderr_without_verbose_and_not_with_quiet() -> None:
+    port = closed_port()
+    args = ["drift", "-", "--base-url", f"http://127.0.0.1:{port}"]
+    doc = DOC
+    env = {"RECONCILER_API_KEY": "k"}
+    shown = CliRunner().invoke(main, args, input=doc, env=env)
+    assert shown.exit_code == 1, (shown.output, shown.exception)
+    retry_lines = [line for line in shown.stderr.splitlines() if "retrying in" in line]
+    assert len(retry_lines) >= MAX_CONNECT_RETRIES  # each read in flight reports its own
+    assert all(f"cannot reach 127.0.0.1:{port}" in line and f" of {MAX_CONNECT_RETRIES})" in line
+               for line in retry_lines)
+    assert shown.stderr.splitlines()[-1].startswith("Error: GET /v2/")
+    quiet = CliRunner().invoke(main, [*args, "--quiet"], input=doc, env=env)
+    assert quiet.exit_code == 1, (quiet.output, quiet.exception)
+    assert "retrying in" not in quiet.stderr and "cannot reach" in quiet.stderr
