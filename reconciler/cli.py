@@ -107,7 +107,8 @@ def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--target", "targets", multiple=True, metavar="KIND/NAME",
                      help="Limit the run to these resources and what they depend on (repeatable)."),
-        click.option("--prune", is_flag=True, help="Delete undeclared resources of the kinds and spaces named."),
+        click.option("--prune", is_flag=True, help="Delete undeclared resources inside what the tree owns (its Ownership document; else the "
+                     "kinds used in the spaces named)."),
         click.option("--allow-empty", is_flag=True, help="Let --prune delete every resource of a kind."),
         click.option("--allow-replace", is_flag=True, help="Allow replacements (type or provider changes)."),
         click.option("--rotate", "rotate", multiple=True, metavar="KIND/NAME",
