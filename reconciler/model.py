@@ -83,6 +83,16 @@ class SecretRef:
             raise SecretError(f"secret {self.describe()}: cannot read file {self.ref} ({exc.strerror})") from None
 
 
+def nearest_source(sources: Mapping[str, Source], path: str) -> Source | None:
+    """The source recorded for a dotted path, else for its nearest parent, else the document's."""
+    while True:
+        if path in sources:
+            return sources[path]
+        if not path:
+            return None
+        path = path.rpartition(".")[0]
+
+
 @dataclass(frozen=True)
 class DesiredResource:
     """One manifest document.
@@ -130,12 +140,7 @@ class DesiredResource:
 
     def source(self, path: str = "") -> Source | None:
         """The nearest recorded source of a dotted path (falls back to parents, then the document)."""
-        while True:
-            if path in self.sources:
-                return self.sources[path]
-            if not path:
-                return None
-            path = path.rpartition(".")[0]
+        return nearest_source(self.sources, path)
 
 
 def _matches(globs: Iterable[str], value: str) -> bool:
@@ -165,7 +170,7 @@ class Ownership:
                 or _matches(self.resource_restrictions, resource_id))
 
     def source(self, path: str = "") -> Source | None:
-        return DesiredResource("Ownership", self.name, {}, sources=self.sources).source(path)
+        return nearest_source(self.sources, path)
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,13 @@ def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
     read, so a pull-request plan needs no production secret."""
     from reconciler.manifests import check_secrets
 
-    sent = {(op.address, pointer.lstrip("/").replace("/", ".")) for op in plan for pointer in op.secrets}
+    def dotted(pointer: str) -> str:
+        return pointer.lstrip("/").replace("/", ".")
+
+    sent: dict[str, set[str]] = {}  # address -> dotted paths of the secrets its calls carry
+    for op in plan:
+        for pointer in op.secrets:
+            sent.setdefault(op.address, set()).add(dotted(pointer))
     if not sent:
         return
     if manifests is None:
@@ -96,10 +102,10 @@ def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
                 try:
                     parse_secret_spec(spec).resolve()
                 except SecretError as exc:
-                    problems.append(f"{op.address}: {pointer.lstrip('/').replace('/', '.')}: {exc.message}")
+                    problems.append(f"{op.address}: {dotted(pointer)}: {exc.message}")
     else:
-        def wanted(address: str, path: str) -> bool:
-            return any(a == address and (p == path or p.startswith(path + ".")) for a, p in sent)
+        def wanted(address: str, path: str) -> bool:  # the path, or a header map holding one
+            return any(p == path or p.startswith(path + ".") for p in sent.get(address, ()))
 
         problems = check_secrets(manifests, only=wanted)
     if problems:
