@@ -339,13 +339,23 @@ class PromptVersionObject(ApiObject):
         return [name for name in names if isinstance(name, str)]
 
 
+class DatasetVersionObject(ApiObject):
+    """One of a read dataset's ``versions`` (newest first)."""
+
+    id: str
+    name: str | None = None
+    created_at: str | None = None
+
+
 class DatasetObject(ApiObject):
-    """A dataset as listed (GET /v2/datasets: no versions, no examples). Its examples are the
-    user's own JSON objects (plus ``id``, ``created_at``, ``updated_at``): they stay plain values."""
+    """A dataset as listed (GET /v2/datasets: no versions, no examples) or read (GET
+    /v2/datasets/{id}: with its ``versions``). Its examples are the user's own JSON objects (plus
+    ``id``, ``created_at``, ``updated_at``): they stay plain values."""
 
     id: str
     name: str
     space_id: str | None = None
+    versions: list[DatasetVersionObject] | None = None
 
 
 class ExperimentObject(ApiObject):
