@@ -108,7 +108,9 @@ def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | None =
             wanted.update(wanted_examples(desired, live))
         space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
         kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
-        return [_space_chain(client, live, scope, sid, kind, wanted) for sid in space_ids for kind in kinds]
+        declared = {name: set(_declared(live, getattr(scope, name)))  # live keys of what the manifests declare
+                    for name in ("prompts", "datasets", "retention", "evaluators")}
+        return [_space_chain(client, live, declared, sid, kind, wanted) for sid in space_ids for kind in kinds]
 
     run_tasks([spaces, integrations("LLM"), integrations("AGENT"), organizations, restrictions], client.parallelism)
     after = client.stats.snapshot()
@@ -145,13 +147,11 @@ def run_tasks(tasks: list[Task], parallelism: int) -> None:
         raise error
 
 
-def _space_chain(client: ApiClient, live: LiveState, scope: ReadScope, space_id: str, kind: str,
-                 wanted: Mapping[tuple[str, str], tuple[str, list[Any]]]) -> Task:
+def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[tuple[str, str]]], space_id: str,
+                 kind: str, wanted: Mapping[tuple[str, str], tuple[str, list[Any]]]) -> Task:
     """One space's list of one kind; its result is the per-resource reads of the declared ones in it."""
     def run() -> list[Task]:
         reads: list[Task] = []
-        declared = {name: set(_declared(live, getattr(scope, name)))
-                    for name in ("prompts", "datasets", "retention", "evaluators")}
         path = SPACED_LISTS[kind][0]
         items = _space_list(client, space_id, kind)()
         for item in items:
@@ -286,12 +286,13 @@ def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, li
     matched: set[Any] = set()
     kept_keys: set[Any] = set()
     digest = hashlib.sha256()
-    first = True
+    separator = ""  # the digest is of every example's "id|updated_at", joined by newlines
     path = f"/v2/datasets/{path_segment(dataset.id)}/examples"
     for page in client.pages(path, "examples", limit=EXAMPLES_LIMIT):
+        if page:
+            digest.update((separator + "\n".join(f"{e.get('id')}|{e.get('updated_at')}" for e in page)).encode())
+            separator = "\n"
         for e in page:
-            digest.update((('' if first else '\n') + f"{e.get('id')}|{e.get('updated_at')}").encode())
-            first = False
             if index and key in e:
                 k = e[key]
                 want = index.get(k)
