@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-import queue
+import threading
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
@@ -120,31 +120,39 @@ def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | None =
 
 
 def run_tasks(tasks: list[Task], parallelism: int) -> None:
-    """Run tasks, and the follow-up tasks they return, on ``parallelism`` threads. On a failure no
-    new task starts; the running ones finish, then the first error is raised. Completions arrive on
-    a queue, so each costs O(1) however many tasks are pending."""
-    finished: queue.SimpleQueue[Future[list[Task] | None]] = queue.SimpleQueue()
-    error: BaseException | None = None
+    """Run tasks, and the follow-up tasks they return, on ``parallelism`` threads. A worker submits
+    the follow-ups of the task it ran itself (the waiting thread is woken once, at the end, not
+    once a task). On a failure no new task starts; the running ones finish, then the first error
+    is raised."""
+    lock = threading.Lock()
+    finished = threading.Event()
+    outstanding = len(tasks)
+    errors: list[BaseException] = []
+    if not tasks:
+        return
     with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="read") as pool:
-        def submit(task: Task) -> None:
-            pool.submit(task).add_done_callback(finished.put)
+        def run(task: Task) -> None:
+            nonlocal outstanding
+            follow: list[Task] = []
+            try:
+                follow = task() or []
+            except BaseException as exc:  # noqa: B036 - handed to the waiting thread, which raises it
+                with lock:
+                    errors.append(exc)
+            with lock:
+                if not errors:
+                    outstanding += len(follow)
+                    for next_task in follow:
+                        pool.submit(run, next_task)
+                outstanding -= 1
+                if outstanding == 0:
+                    finished.set()
 
         for task in tasks:
-            submit(task)
-        outstanding = len(tasks)
-        while outstanding:
-            future = finished.get()
-            outstanding -= 1
-            exc = future.exception()
-            if exc is not None:
-                error = error or exc
-            elif error is None:
-                follow = future.result() or []
-                outstanding += len(follow)
-                for task in follow:
-                    submit(task)
-    if error is not None:
-        raise error
+            pool.submit(run, task)
+        finished.wait()
+    if errors:
+        raise errors[0]
 
 
 def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[tuple[str, str]]], space_id: str,
