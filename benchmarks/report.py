@@ -158,7 +158,8 @@ def table(result: dict[str, Any]) -> str:
         if lf:
             lines.append(f"- latency floor of {r['scenario']}: max(CPU floor {lf['cpu_floor_s']:g} s, chain "
                          f"{lf['chain']} x 20 ms = {lf['chain_s']:g} s, requests x 20 ms / 10 = {lf['spread_s']:g} s) "
-                         f"= {lf['floor_s']:g} s; wall {r['wall_s']:g} s = {lf['wall_over_floor']:.2f}x")
+                         f"= {lf['floor_s']:g} s; wall {r['wall_s']:g} s = {lf['wall_over_floor']:.2f}x"
+                         + _after_load(r, lf))
     rated = next((r for r in result["rows"] if "rate_fraction" in r), None)
     if rated is not None:
         lines.append(f"- rate limit: {rated['rate_calls']} calls in {rated['rate_s']} s (read, apply, re-read) = "
@@ -207,6 +208,16 @@ def models_table(result: dict[str, Any]) -> str:
         lines.append(f"| {label} | {old if old is not None else '-'} | {new if new is not None else '-'} | "
                      f"now <= before | {met} |")
     return "\n".join(lines)
+
+
+def _after_load(row: dict[str, Any], lf: dict[str, Any]) -> str:
+    """The same ratio without the load phase, which no request may overlap: a manifest that does
+    not validate is refused before the first request (product.md, issue 15)."""
+    load = (row.get("phases") or {}).get("load_s")
+    if not load or not lf.get("floor_s"):
+        return ""
+    return (f"; without the load phase ({load:g} s, before any request by contract) "
+            f"{row['wall_s'] - load:.3g} s = {(row['wall_s'] - load) / lf['floor_s']:.2f}x")
 
 
 def _compact(values: dict[str, float]) -> str:
