@@ -214,7 +214,7 @@ def profiled(job: Job) -> dict[str, Any]:
 
     # pyinstrument samples one thread: with parallelism 1 the pools run their work inline instead
     reconciler.client.live.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc,assignment]
-    reconciler.apply.executor.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc,assignment]
+    reconciler.apply.executor._start = _run_inline
     profiler = Profiler(interval=0.0005)
     profiler.start()
     out = run(Job(**{**job.__dict__, "profile": False, "parallelism": 1}))
@@ -239,6 +239,12 @@ def profiled(job: Job) -> dict[str, Any]:
     out["profile"] = {"sampled_s": round(total, 3), "waiting_s": round(waited, 3),
                       "top": [{"where": w, "s": round(t, 3), "share": round(t / total, 3)} for w, t in top]}
     return out
+
+
+def _run_inline(worker: threading.Thread) -> None:
+    """Run an apply worker in this thread instead of starting it (profiling only: with parallelism
+    1 the one worker sends every call, then the phase is over)."""
+    worker.run()
 
 
 class InlineExecutor:
