@@ -91,6 +91,9 @@ class YamlDocument:
     refused: set[str] = field(default_factory=set)
     #: values written elsewhere (by a Patch, or from a variable): their sources, by dotted path
     extra_sources: dict[str, Source] = field(default_factory=dict)
+    #: whether a ``{var: ...}`` mapping or a ``${`` string may be in it (the parser clears it when
+    #: it saw neither, so variables need not walk the document)
+    may_use_variables: bool = True
 
     def label(self) -> str:
         return f"document {self.index}"
@@ -223,6 +226,7 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
     index = 0
     key: Any = None
     kl = kc = 0
+    may_use_variables = False
     ScalarEvent, MappingStartEvent, SequenceStartEvent = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     MappingEndEvent, SequenceEndEvent, AliasEvent = yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.AliasEvent
     DocumentEndEvent = yaml.DocumentEndEvent
@@ -238,6 +242,7 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
             key = None
             continue
         if t is DocumentEndEvent:
+            doc.may_use_variables = may_use_variables
             return root
         m = ev.start_mark
         vl, vc = m.line + 1, m.column + 1
@@ -249,6 +254,8 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
                                         "mapping keys must be plain strings (complex keys are not supported)"))
                 raise _AbortDocument
             key = ev.value
+            if key == "var":
+                may_use_variables = True
             if key in cur:  # written before: its first line is its mark's (kept apart once overwritten)
                 first = repeated.setdefault((id(cur), key), marks[pfx + key][0])
                 problems.append(Problem(file, vl, vc, _display(pfx + key),
@@ -266,6 +273,8 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
 
         if t is ScalarEvent:
             tag = ev.tag
+            if "${" in ev.value:
+                may_use_variables = True
             if not ev.implicit[0] and (tag is None or tag == "!"):  # quoted or block: a string as written
                 value: Any = ev.value
             else:
