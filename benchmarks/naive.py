@@ -69,7 +69,7 @@ def _write_for(r: DesiredResource, live: LiveState,
             if spec.get("description") is not None:
                 body["description"] = spec["description"]
             return "POST", "/v2/prompts", body
-        return "POST", f"/v2/prompts/{path_segment(str(prompt.prompt['id']))}/versions", version_body(want, None)
+        return "POST", f"/v2/prompts/{path_segment(prompt.id)}/versions", version_body(want, None)
     if r.kind == "Dataset":
         examples = list(spec.get("examples") or [])
         dataset = live.datasets.get((space_id, r.name))
@@ -78,7 +78,7 @@ def _write_for(r: DesiredResource, live: LiveState,
         key = spec.get("key")
         ids = {ex.get(key): ex["id"] for ex in dataset.examples or []} if key else {}
         updates = [{"id": ids[ex.get(key)], **ex} for ex in examples if key and ex.get(key) in ids]
-        return "PATCH", f"/v2/datasets/{path_segment(str(dataset.dataset['id']))}/examples", \
+        return "PATCH", f"/v2/datasets/{path_segment(dataset.id)}/examples", \
             {"examples": updates, "new_version": "naive"}
     if r.kind == "Evaluator":
         tc = dict(spec.get("template_config") or {})
@@ -92,5 +92,5 @@ def _write_for(r: DesiredResource, live: LiveState,
             return "POST", "/v2/evaluators", {"space_id": space_id, "name": r.name, "type": "template",
                                               **({"description": spec["description"]} if "description" in spec
                                                  else {}), "version": version}
-        return "POST", f"/v2/evaluators/{path_segment(str(evaluator.evaluator['id']))}/versions", version
+        return "POST", f"/v2/evaluators/{path_segment(evaluator.id)}/versions", version
     return None

@@ -13,6 +13,7 @@ entry point. httpx exceptions never escape the client: they become ``TransportEr
     │   ├── TransportError     connection failed, reset, or timed out (after retries)
     │   ├── AmbiguousWriteError a POST failed in a way that leaves its effect unknown and could not be resolved
     │   ├── PaginationError    a list repeated a cursor or broke its contract
+    │   ├── ResponseError      an object in an answer lacks a field the reconciler reads, or has it of another type
     │   └── ReadOnlyError      a write was attempted through a read-only client
     ├── PlanError              a plan cannot be made or used (replacement not allowed, stale plan file)
     └── ApplyError             apply finished with failures or did not converge
@@ -85,6 +86,10 @@ class AmbiguousWriteError(ApiError):
 
 
 class PaginationError(ApiError):
+    pass
+
+
+class ResponseError(ApiError):
     pass
 
 

@@ -239,14 +239,14 @@ def _prompts(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
         if psid != sid:
             continue
         doc: dict[str, Any] = {"kind": "Prompt", "space": space, "name": name}
-        if p.prompt.get("description") is not None:
-            doc["description"] = p.prompt["description"]
-        doc["restricted"] = ("PROMPT", p.prompt.get("id")) in live.restrictions
+        if p.prompt.description is not None:
+            doc["description"] = p.prompt.description
+        doc["restricted"] = ("PROMPT", p.id) in live.restrictions
         if p.latest:
-            version = {"commit_message": p.latest.get("commit_message") or "exported"}
-            version.update({f: p.latest[f] for f in VERSION_FIELDS if p.latest.get(f) is not None})
-            if p.latest.get("labels"):
-                version["labels"] = list(p.latest["labels"])
+            version: dict[str, Any] = {"commit_message": p.latest.commit_message or "exported"}
+            version.update({f: value for f in VERSION_FIELDS if (value := getattr(p.latest, f)) is not None})
+            if p.latest.label_names():
+                version["labels"] = p.latest.label_names()
             doc["version"] = version
         docs.append(doc)
     return docs
@@ -258,15 +258,15 @@ def _evaluators(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
     for (esid, name), e in sorted(live.evaluators.items()):
         if esid != sid or not e.latest:
             continue
-        tc = dict(e.latest.get("template_config") or {})
-        llm = dict(tc.get("llm_config") or {})
-        if str(llm.get("ai_integration_id")) in by_id:
-            llm["integration"] = by_id[str(llm.pop("ai_integration_id"))]
+        tc = e.latest.template_config.raw() if e.latest.template_config is not None else {}
+        if e.latest.integration_id in by_id:  # named as a manifest names it
+            llm = dict(tc["llm_config"])
+            llm["integration"] = by_id[llm.pop("ai_integration_id")]
             tc["llm_config"] = llm
         doc: dict[str, Any] = {"kind": "Evaluator", "space": space, "name": name}
-        if e.evaluator.get("description") is not None:
-            doc["description"] = e.evaluator["description"]
-        doc["commit_message"] = e.latest.get("commit_message") or "exported"
+        if e.evaluator.description is not None:
+            doc["description"] = e.evaluator.description
+        doc["commit_message"] = e.latest.commit_message or "exported"
         doc["template_config"] = tc
         docs.append(doc)
     return docs

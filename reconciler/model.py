@@ -9,15 +9,16 @@ examples already loaded from ``examples_file``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from reconciler.errors import SecretError
+from reconciler.errors import ResponseError, SecretError
 
 KINDS = ("Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction")
 SPACED_KINDS = ("Prompt", "Dataset", "Evaluator")
@@ -242,36 +243,44 @@ class ReadScope:
                    kinds=frozenset(data.get("kinds", [])))
 
 
-@dataclass
-class LivePrompt:
-    prompt: dict[str, Any]  # list item: id, name, description, space_id, ... (no version)
-    latest: dict[str, Any] | None  # the newest version (API shape, includes its labels)
-    labels: dict[str, str] = field(default_factory=dict)  # label -> version id holding it
-    version_count: int | None = None  # how many versions were read (None: versions not read)
-
-
-@dataclass
-class LiveDataset:
-    dataset: dict[str, Any]  # list item: id, name, space_id, ...
-    examples: list[dict[str, Any]] | None = None  # latest version, API shape (id, created_at, ... + user fields)
-    # Read against the manifest (``client.live.read_examples``): the examples equal to their
-    # declared one (same key, same user fields) are not in ``examples``; their keys are here.
-    matched: set[Any] | None = None
-    examples_digest: str | None = None  # of every example's id and updated_at, in order (plan pins)
-    experiments: list[dict[str, Any]] | None = None  # only when retention is declared
-
-
-@dataclass
-class LiveEvaluator:
-    evaluator: dict[str, Any]  # list item: id, name, description, space_id, ...
-    latest: dict[str, Any] | None = None  # the latest version (API shape, with template_config)
-
-
 class ApiObject(BaseModel):
     """An object the API returns, parsed at the client: the fields the reconciler reads are typed
-    attributes; fields it does not know are kept (api-spec.md: objects may gain fields)."""
+    attributes; fields it does not know are kept (api-spec.md: objects may gain fields). A field
+    the API left out is not set (``model_fields_set``): ``raw()`` never invents it."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
+
+    @classmethod
+    def read(cls, value: Any, where: str = "") -> Self:
+        """``value`` (an object of an API answer) as this model; an object without a field the
+        reconciler reads, or with one of another type, is a ``ResponseError`` naming the field
+        (never its value)."""
+        try:
+            return cls.model_validate(value)
+        except ValidationError as exc:
+            first = exc.errors(include_input=False, include_url=False)[0]
+            field_path = ".".join(str(part) for part in first["loc"]) or "(the object)"
+            raise ResponseError(f"the API answered {_article(cls.__name__)} that the reconciler cannot read: "
+                                f"{field_path}: {first['msg'].lower()}", method="GET" if where else "",
+                                path=where) from None
+
+    def raw(self) -> dict[str, Any]:
+        """The object as the API returned it (no field invented, unknown ones kept)."""
+        return self.model_dump(exclude_unset=True)
+
+
+_M = TypeVar("_M", bound=ApiObject)
+
+
+def parsed(model: type[_M], value: Any) -> _M:
+    """A plain API object (a response, a test's dict) as its model; a model is kept as it is."""
+    return value if isinstance(value, model) else model.read(value)
+
+
+def _article(model_name: str) -> str:
+    """``PromptVersionObject`` -> "a prompt version"."""
+    words = re.sub(r"(?<!^)(?=[A-Z])", " ", model_name.removesuffix("Object").removeprefix("Live")).lower()
+    return ("an " if words[0] in "aeiou" else "a ") + words
 
 
 class LiveSpace(ApiObject):
@@ -300,17 +309,172 @@ class LiveIntegration(ApiObject):
     scopings: list[dict[str, Any]] | None = None
     config: dict[str, Any] | None = None
 
-    def raw(self) -> dict[str, Any]:
-        """The object as the API returned it (no field invented, unknown ones kept)."""
-        return self.model_dump(exclude_unset=True)
+
+class PromptObject(ApiObject):
+    """A prompt as listed (GET /v2/prompts: no version), or read with its ``version`` taken apart."""
+
+    id: str
+    name: str
+    description: str | None = None
+    space_id: str | None = None
+
+
+class PromptVersionObject(ApiObject):
+    """A prompt version (GET /v2/prompts/{id}/versions, newest first; or a read prompt's
+    ``version``). ``labels``: the label names it holds (strings; an object with ``name`` is
+    accepted too)."""
+
+    id: str
+    commit_message: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    input_variable_format: str | None = None
+    invocation_params: dict[str, Any] | None = None
+    provider_params: dict[str, Any] | None = None
+    labels: list[str | dict[str, Any]] | None = None
+
+    def label_names(self) -> list[str]:
+        names = (label.get("name") if isinstance(label, dict) else label for label in self.labels or [])
+        return [name for name in names if isinstance(name, str)]
+
+
+class DatasetVersionObject(ApiObject):
+    """One of a read dataset's ``versions`` (newest first)."""
+
+    id: str
+    name: str | None = None
+    created_at: str | None = None
+
+
+class DatasetObject(ApiObject):
+    """A dataset as listed (GET /v2/datasets: no versions, no examples) or read (GET
+    /v2/datasets/{id}: with its ``versions``). Its examples are the user's own JSON objects (plus
+    ``id``, ``created_at``, ``updated_at``): they stay plain values."""
+
+    id: str
+    name: str
+    space_id: str | None = None
+    versions: list[DatasetVersionObject] | None = None
+
+
+class ExperimentObject(ApiObject):
+    """An experiment (GET /v2/experiments?dataset_id=)."""
+
+    id: str
+    name: str | None = None
+    created_at: str | None = None
+
+
+class LlmConfigObject(ApiObject):
+    """An evaluator version's ``template_config.llm_config`` (api-spec.md 2.3)."""
+
+    ai_integration_id: str | None = None
+    model_name: str | None = None
+    invocation_parameters: dict[str, Any] | None = None
+    provider_parameters: dict[str, Any] | None = None
+
+
+class TemplateConfigObject(ApiObject):
+    """An evaluator version's ``template_config`` (api-spec.md 2.3), its fields in the API's order.
+    The planner compares what a manifest writes with ``raw()``: the fields the API sent."""
+
+    name: str | None = None
+    template: str | None = None
+    include_explanations: bool | None = None
+    use_function_calling_if_available: bool | None = None
+    classification_choices: dict[str, Any] | None = None
+    direction: str | None = None
+    data_granularity: str | None = None
+    llm_config: LlmConfigObject | None = None
+
+
+class EvaluatorObject(ApiObject):
+    """An evaluator as listed (GET /v2/evaluators), or read with its ``version`` taken apart."""
+
+    id: str
+    name: str
+    description: str | None = None
+    space_id: str | None = None
+
+
+class EvaluatorVersionObject(ApiObject):
+    """An evaluator version (a read evaluator's ``version``: the latest)."""
+
+    id: str | None = None
+    commit_message: str | None = None
+    template_config: TemplateConfigObject | None = None
+
+    @property
+    def integration_id(self) -> str | None:
+        """The LLM integration its template names (``llm_config.ai_integration_id``)."""
+        llm = self.template_config.llm_config if self.template_config is not None else None
+        return llm.ai_integration_id if llm is not None else None
+
+
+class RestrictionObject(ApiObject):
+    """A resource restriction (GET /v2/resource-restrictions)."""
+
+    resource_type: str
+    resource_id: str
+
+
+@dataclass
+class LivePrompt:
+    prompt: PromptObject  # the listed prompt (no version)
+    latest: PromptVersionObject | None = None  # the newest version (with its labels)
+    labels: dict[str, str] = field(default_factory=dict)  # label -> version id holding it
+    version_count: int | None = None  # how many versions were read (None: versions not read)
+
+    def __post_init__(self) -> None:
+        self.prompt = parsed(PromptObject, self.prompt)
+        self.latest = None if self.latest is None else parsed(PromptVersionObject, self.latest)
+
+    @property
+    def id(self) -> str:
+        return self.prompt.id
+
+
+@dataclass
+class LiveDataset:
+    dataset: DatasetObject  # the listed dataset
+    examples: list[dict[str, Any]] | None = None  # latest version, API shape (id, created_at, ... + user fields)
+    # Read against the manifest (``client.live.read_examples``): the examples equal to their
+    # declared one (same key, same user fields) are not in ``examples``; their keys are here.
+    matched: set[Any] | None = None
+    examples_digest: str | None = None  # of every example's id and updated_at, in order (plan pins)
+    experiments: list[ExperimentObject] | None = None  # only when retention is declared
+
+    def __post_init__(self) -> None:
+        self.dataset = parsed(DatasetObject, self.dataset)
+        if self.experiments is not None:
+            self.experiments = [parsed(ExperimentObject, e) for e in self.experiments]
+
+    @property
+    def id(self) -> str:
+        return self.dataset.id
+
+
+@dataclass
+class LiveEvaluator:
+    evaluator: EvaluatorObject  # the listed evaluator
+    latest: EvaluatorVersionObject | None = None  # the latest version (with its template_config)
+
+    def __post_init__(self) -> None:
+        self.evaluator = parsed(EvaluatorObject, self.evaluator)
+        self.latest = None if self.latest is None else parsed(EvaluatorVersionObject, self.latest)
+
+    @property
+    def id(self) -> str:
+        return self.evaluator.id
 
 
 @dataclass
 class LiveState:
-    """Everything a plan compares against, keyed by identity. Integrations, spaces and organizations
-    are typed (``ApiObject``); the other objects are in API read shape; unknown fields are tolerated (the
-    planner only looks at the fields it manages). Spaces and organizations given as dicts (a test's
-    shorthand) are parsed on construction; so are integrations."""
+    """Everything a plan compares against, keyed by identity. Every API object is typed (an
+    ``ApiObject``: unknown fields are kept, the planner reads the fields it manages as attributes);
+    only dataset examples, the user's own JSON, stay plain values. Objects given as dicts (a test's
+    shorthand) are parsed on construction."""
 
     integrations: dict[tuple[str, str], LiveIntegration] = field(default_factory=dict)  # (type, name)
     spaces: list[LiveSpace] = field(default_factory=list)
@@ -318,14 +482,15 @@ class LiveState:
     prompts: dict[tuple[str, str], LivePrompt] = field(default_factory=dict)  # (space_id, name)
     datasets: dict[tuple[str, str], LiveDataset] = field(default_factory=dict)  # (space_id, name)
     evaluators: dict[tuple[str, str], LiveEvaluator] = field(default_factory=dict)  # (space_id, name)
-    restrictions: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (type, resource_id)
+    restrictions: dict[tuple[str, str], RestrictionObject] = field(default_factory=dict)  # (type, resource_id)
     requests: int = 0  # HTTP requests the read made (one per call; retries not included)
     retries: int = 0  # extra attempts the read needed (429 waits, 5xx and connection retries)
 
     def __post_init__(self) -> None:
-        self.integrations = {k: LiveIntegration.model_validate(v) for k, v in self.integrations.items()}
-        self.spaces = [LiveSpace.model_validate(s) for s in self.spaces]
-        self.organizations = [LiveOrganization.model_validate(o) for o in self.organizations]
+        self.integrations = {k: parsed(LiveIntegration, v) for k, v in self.integrations.items()}
+        self.spaces = [parsed(LiveSpace, s) for s in self.spaces]
+        self.organizations = [parsed(LiveOrganization, o) for o in self.organizations]
+        self.restrictions = {k: parsed(RestrictionObject, v) for k, v in self.restrictions.items()}
 
     def space_id(self, name_or_id: str) -> str | None:
         """Resolve a manifest's space (exact name first, then id)."""

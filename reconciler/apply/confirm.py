@@ -16,9 +16,22 @@ from collections.abc import Callable
 from typing import Any
 
 from reconciler.client.http import ApiClient
-from reconciler.client.live import labels_of, read_examples, wanted_examples
+from reconciler.client.live import (
+    read_evaluator,
+    read_examples,
+    read_experiments,
+    read_prompt,
+    wanted_examples,
+)
 from reconciler.errors import ProblemError
-from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LivePrompt, LiveState, ManifestSet
+from reconciler.model import (
+    DatasetObject,
+    LiveDataset,
+    LiveIntegration,
+    LiveState,
+    ManifestSet,
+    RestrictionObject,
+)
 from reconciler.plan.model import Operation, Plan
 
 EXAMPLES_LIMIT = 500
@@ -104,7 +117,7 @@ def _relist_integrations(fresh: LiveState, itype: str, client: ApiClient) -> Cal
         with _lock:  # other jobs write this dict concurrently
             for k in [k for k in fresh.integrations if k[0] == itype]:
                 del fresh.integrations[k]
-            parsed = [LiveIntegration.model_validate({"type": itype, **i}) for i in items]
+            parsed = [LiveIntegration.read({"type": itype, **i}, "/v2/integrations") for i in items]
             fresh.integrations.update({(itype, i.name): i for i in parsed})
 
     return run
@@ -112,10 +125,9 @@ def _relist_integrations(fresh: LiveState, itype: str, client: ApiClient) -> Cal
 
 def _relist_restrictions(fresh: LiveState, client: ApiClient) -> Callable[[], None]:
     def run() -> None:
-        fresh.restrictions = {
-            (str(r.get("resource_type")), str(r.get("resource_id"))): r
-            for r in client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT)
-        }
+        listed = client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT)
+        fresh.restrictions = {(r.resource_type, r.resource_id): r
+                              for r in (RestrictionObject.read(item, "/v2/resource-restrictions") for item in listed)}
 
     return run
 
@@ -125,15 +137,12 @@ def _check_deleted(fresh: LiveState, op: Operation, client: ApiClient) -> Callab
         if op.kind == "ResourceRestriction" or not _gone(client, op.path):
             return
         resource_id = op.path.rsplit("/", 1)[1]
-        for table in (fresh.integrations, fresh.prompts, fresh.datasets, fresh.evaluators):
+        tables: tuple[dict[tuple[str, str], Any], ...] = (fresh.integrations, fresh.prompts, fresh.datasets,
+                                                          fresh.evaluators)
+        for table in tables:
             with _lock:
-                items = list(table.items())
-            for k, v in items:
-                obj = v if isinstance(v, dict) else getattr(v, op.kind.lower(), {})
-                if (v.id if isinstance(v, LiveIntegration) else obj.get("id") if isinstance(obj, dict)
-                        else None) == resource_id:
-                    with _lock:
-                        table.pop(k, None)
+                for k in [k for k, v in table.items() if v.id == resource_id]:
+                    table.pop(k, None)
 
     return run
 
@@ -158,7 +167,7 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
         if kind == "Integration":
             obj_id = created or (existing.id if existing is not None else None)
             if obj_id:
-                got = LiveIntegration.model_validate(client.get(f"/v2/integrations/{obj_id}"))
+                got = LiveIntegration.read(client.get(f"/v2/integrations/{obj_id}"), f"/v2/integrations/{obj_id}")
                 with _lock:
                     fresh.integrations[(key[1], key[2])] = got
                 if created:  # a replacement removed the other type's object of that name
@@ -169,36 +178,32 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
                                 fresh.integrations.pop((t, key[2]), None)
         elif kind == "Prompt":
             current = fresh.prompts.get((key[1], key[2]))
-            prompt_id = created or (current.prompt.get("id") if current else None)
+            prompt_id = created or (current.id if current else None)
             if prompt_id:
-                got = client.get(f"/v2/prompts/{prompt_id}")
-                version = got.pop("version", None)
-                fresh.prompts[(key[1], key[2])] = LivePrompt(prompt=got, latest=version,
-                                                             labels=labels_of([version] if version else []))
+                fresh.prompts[(key[1], key[2])] = read_prompt(client, prompt_id)
         elif kind == "Dataset":
             current_d = fresh.datasets.get((key[1], key[2]))
             if current_d is None and created_obj and created:
-                current_d = LiveDataset(dataset={"name": key[2], "space_id": key[1], **created_obj})
+                current_d = LiveDataset(dataset=DatasetObject.read(
+                    {"name": key[2], "space_id": key[1], **created_obj}))
             if current_d is None:
                 return
-            dataset_id = current_d.dataset["id"]
+            dataset_id = current_d.id
             dataset = current_d.dataset
             if any(op.note == "rename" for op in ops):
-                dataset = {k: v for k, v in client.get(f"/v2/datasets/{dataset_id}").items() if k != "versions"}
+                got = client.get(f"/v2/datasets/{dataset_id}")
+                dataset = DatasetObject.read({k: v for k, v in got.items() if k != "versions"}, f"/v2/datasets/{dataset_id}")
             updated = LiveDataset(dataset=dataset, examples=current_d.examples, experiments=current_d.experiments,
                                   matched=current_d.matched, examples_digest=current_d.examples_digest)
             if any(op.kind != "Experiment" for op in ops):  # examples were written (or created)
                 read_examples(client, updated, wanted.get((key[1], key[2])))
             if any(op.kind == "Experiment" for op in ops):
-                updated.experiments = client.paginate("/v2/experiments", "experiments", {"dataset_id": dataset_id},
-                                                      limit=LIST_LIMIT)
+                updated.experiments = read_experiments(client, dataset_id)
             fresh.datasets[(key[1], key[2])] = updated
         elif kind == "Evaluator":
             current_e = fresh.evaluators.get((key[1], key[2]))
-            evaluator_id = created or (current_e.evaluator.get("id") if current_e else None)
+            evaluator_id = created or (current_e.id if current_e else None)
             if evaluator_id:
-                got = client.get(f"/v2/evaluators/{evaluator_id}")
-                version = got.pop("version", None)
-                fresh.evaluators[(key[1], key[2])] = LiveEvaluator(evaluator=got, latest=version)
+                fresh.evaluators[(key[1], key[2])] = read_evaluator(client, evaluator_id)
 
     return run

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reconciler.client.http import ApiClient
+from reconciler.model import DatasetVersionObject, EvaluatorVersionObject, PromptVersionObject
 from reconciler.plan.context import canonical
 
 Recover = Callable[[], Any | None]
@@ -28,17 +29,19 @@ def recover_for_patch(client: ApiClient, path: str, body: Any, not_before: datet
     dataset_id, name = m.group(1), str(body["new_version"])
 
     def made() -> Any | None:
-        versions = client.get(f"/v2/datasets/{dataset_id}").get("versions") or []
-        newest = versions[0] if versions else {}
-        created = _parse_time(newest.get("created_at"))
-        if newest.get("name") == name and created is not None and created >= not_before - timedelta(minutes=5):
-            return {"dataset_version_id": newest.get("id"), "recovered": True}
+        path = f"/v2/datasets/{dataset_id}"
+        versions = [DatasetVersionObject.read(v, path) for v in client.get(path).get("versions") or []]
+        newest = versions[0] if versions else None
+        created = _parse_time(newest.created_at) if newest is not None else None
+        if newest is not None and newest.name == name and created is not None \
+                and created >= not_before - timedelta(minutes=5):
+            return {"dataset_version_id": newest.id, "recovered": True}
         return None
 
     return made
 
 
-def _parse_time(value: Any) -> datetime | None:
+def _parse_time(value: str | None) -> datetime | None:
     try:
         return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
@@ -66,9 +69,10 @@ def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
     if m := re.fullmatch(r"/v2/prompts/([^/]+)/versions", path):
         def prompt_version() -> Any | None:
             newest = client.get(path, {"limit": 1}).get("prompt_versions") or []
-            if newest and all(canonical(newest[0].get(f)) == canonical(body.get(f))
-                              for f in _VERSION_FIELDS if f in body):
-                return newest[0]
+            version = PromptVersionObject.read(newest[0], path) if newest else None
+            if version is not None and all(canonical(getattr(version, f)) == canonical(body[f])
+                                           for f in _VERSION_FIELDS if f in body):
+                return newest[0]  # the answer as the API gave it: later calls refer into it
             return None
 
         del m
@@ -77,9 +81,11 @@ def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
         evaluator_id = m.group(1)
 
         def evaluator_version() -> Any | None:
-            version = client.get(f"/v2/evaluators/{evaluator_id}").get("version") or {}
-            if canonical(version.get("template_config")) == canonical(body.get("template_config")):
-                return version
+            path = f"/v2/evaluators/{evaluator_id}"
+            version = client.get(path).get("version") or {}
+            template = EvaluatorVersionObject.read(version, path).template_config
+            if canonical(template.raw() if template else None) == canonical(body.get("template_config")):
+                return version  # the answer as the API gave it: later calls refer into it
             return None
 
         return evaluator_version

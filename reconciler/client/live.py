@@ -30,13 +30,18 @@ from __future__ import annotations
 
 import hashlib
 import math
-import queue
+import threading
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
 from reconciler.model import (
+    ApiObject,
+    DatasetObject,
+    EvaluatorObject,
+    EvaluatorVersionObject,
+    ExperimentObject,
     LiveDataset,
     LiveEvaluator,
     LiveIntegration,
@@ -45,7 +50,10 @@ from reconciler.model import (
     LiveSpace,
     LiveState,
     ManifestSet,
+    PromptObject,
+    PromptVersionObject,
     ReadScope,
+    RestrictionObject,
 )
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS
 
@@ -81,25 +89,28 @@ def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | None =
     def integrations(asked: str) -> Task:
         def read() -> None:
             for item in client.paginate("/v2/integrations", "integrations", {"type": asked}, limit=LIST_LIMIT):
-                obj = LiveIntegration.model_validate({"type": asked, **item})
+                obj = LiveIntegration.read({"type": asked, **item}, "/v2/integrations")
                 live.integrations[(obj.type, obj.name)] = obj
         return read
 
     def organizations() -> None:
-        live.organizations = [LiveOrganization.model_validate(o)
+        live.organizations = [LiveOrganization.read(o, "/v2/organizations")
                               for o in client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT)]
 
     def restrictions() -> None:
         for item in client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT):
-            live.restrictions[(str(item.get("resource_type")), str(item.get("resource_id")))] = item
+            obj = RestrictionObject.read(item, "/v2/resource-restrictions")
+            live.restrictions[(obj.resource_type, obj.resource_id)] = obj
 
     def spaces() -> list[Task]:
-        live.spaces = [LiveSpace.model_validate(s) for s in client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)]
+        live.spaces = [LiveSpace.read(s, "/v2/spaces") for s in client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)]
         if desired is not None:
             wanted.update(wanted_examples(desired, live))
         space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
         kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
-        return [_space_chain(client, live, scope, sid, kind, wanted) for sid in space_ids for kind in kinds]
+        declared = {name: set(_declared(live, getattr(scope, name)))  # live keys of what the manifests declare
+                    for name in ("prompts", "datasets", "retention", "evaluators")}
+        return [_space_chain(client, live, declared, sid, kind, wanted) for sid in space_ids for kind in kinds]
 
     run_tasks([spaces, integrations("LLM"), integrations("AGENT"), organizations, restrictions], client.parallelism)
     after = client.stats.snapshot()
@@ -109,55 +120,67 @@ def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | None =
 
 
 def run_tasks(tasks: list[Task], parallelism: int) -> None:
-    """Run tasks, and the follow-up tasks they return, on ``parallelism`` threads. On a failure no
-    new task starts; the running ones finish, then the first error is raised. Completions arrive on
-    a queue, so each costs O(1) however many tasks are pending."""
-    finished: queue.SimpleQueue[Future[list[Task] | None]] = queue.SimpleQueue()
-    error: BaseException | None = None
+    """Run tasks, and the follow-up tasks they return, on ``parallelism`` threads. A worker submits
+    the follow-ups of the task it ran itself (the waiting thread is woken once, at the end, not
+    once a task). On a failure no new task starts; the running ones finish, then the first error
+    is raised."""
+    lock = threading.Lock()
+    finished = threading.Event()
+    outstanding = len(tasks)
+    errors: list[BaseException] = []
+    if not tasks:
+        return
     with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="read") as pool:
-        def submit(task: Task) -> None:
-            pool.submit(task).add_done_callback(finished.put)
+        def run(task: Task) -> None:
+            nonlocal outstanding
+            follow: list[Task] = []
+            try:
+                follow = task() or []
+            except BaseException as exc:  # noqa: B036 - handed to the waiting thread, which raises it
+                with lock:
+                    errors.append(exc)
+            with lock:
+                if not errors:
+                    outstanding += len(follow)
+                    for next_task in follow:
+                        pool.submit(run, next_task)
+                outstanding -= 1
+                if outstanding == 0:
+                    finished.set()
 
         for task in tasks:
-            submit(task)
-        outstanding = len(tasks)
-        while outstanding:
-            future = finished.get()
-            outstanding -= 1
-            exc = future.exception()
-            if exc is not None:
-                error = error or exc
-            elif error is None:
-                follow = future.result() or []
-                outstanding += len(follow)
-                for task in follow:
-                    submit(task)
-    if error is not None:
-        raise error
+            pool.submit(run, task)
+        finished.wait()
+    if errors:
+        raise errors[0]
 
 
-def _space_chain(client: ApiClient, live: LiveState, scope: ReadScope, space_id: str, kind: str,
-                 wanted: Mapping[tuple[str, str], tuple[str, list[Any]]]) -> Task:
+def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[tuple[str, str]]], space_id: str,
+                 kind: str, wanted: Mapping[tuple[str, str], tuple[str, list[Any]]]) -> Task:
     """One space's list of one kind; its result is the per-resource reads of the declared ones in it."""
     def run() -> list[Task]:
         reads: list[Task] = []
-        declared = {name: set(_declared(live, getattr(scope, name)))
-                    for name in ("prompts", "datasets", "retention", "evaluators")}
+        path = SPACED_LISTS[kind][0]
         items = _space_list(client, space_id, kind)()
         for item in items:
-            key = (space_id, str(item.get("name")))
             if kind == "Prompt":
-                prompt = live.prompts[key] = LivePrompt(prompt=item, latest=None)
+                prompt = LivePrompt(prompt=PromptObject.read(item, path))
+                key = (space_id, prompt.prompt.name)
+                live.prompts[key] = prompt
                 if key in declared["prompts"]:
                     reads.append(_read_prompt_versions(client, prompt))
             elif kind == "Dataset":
-                dataset = live.datasets[key] = LiveDataset(dataset=item)
+                dataset = LiveDataset(dataset=DatasetObject.read(item, path))
+                key = (space_id, dataset.dataset.name)
+                live.datasets[key] = dataset
                 if key in declared["datasets"]:
                     reads.append(_read_examples(client, dataset, wanted.get(key)))
                 if key in declared["retention"]:
                     reads.append(_read_experiments(client, dataset))
             else:
-                evaluator = live.evaluators[key] = LiveEvaluator(evaluator=item)
+                evaluator = LiveEvaluator(evaluator=EvaluatorObject.read(item, path))
+                key = (space_id, evaluator.evaluator.name)
+                live.evaluators[key] = evaluator
                 if key in declared["evaluators"]:
                     reads.append(_read_evaluator(client, evaluator))
         return reads
@@ -212,24 +235,22 @@ def _space_list(client: ApiClient, space_id: str, kind: str) -> Callable[[], lis
 
 def _read_prompt_versions(client: ApiClient, prompt: LivePrompt) -> Callable[[], None]:
     def read() -> None:
-        versions = client.paginate(f"/v2/prompts/{path_segment(str(prompt.prompt['id']))}/versions",
-                                   "prompt_versions", limit=LIST_LIMIT)
+        path = f"/v2/prompts/{path_segment(prompt.id)}/versions"
+        versions = [PromptVersionObject.read(v, path)
+                    for v in client.paginate(path, "prompt_versions", limit=LIST_LIMIT)]
         prompt.version_count = len(versions)
         prompt.latest = versions[0] if versions else None
         prompt.labels = labels_of(versions)
     return read
 
 
-def labels_of(versions: list[dict[str, Any]]) -> dict[str, str]:
-    """label -> id of the version holding it, from versions newest first. A label is a string (the
-    emulator's and the service's shape); an object with ``name`` is accepted too. Should two
-    versions claim one label, the newest wins."""
+def labels_of(versions: list[PromptVersionObject]) -> dict[str, str]:
+    """label -> id of the version holding it, from versions newest first. Should two versions
+    claim one label, the newest wins."""
     labels: dict[str, str] = {}
     for version in versions:
-        for label in version.get("labels") or []:
-            name = label.get("name") if isinstance(label, dict) else label
-            if isinstance(name, str):
-                labels.setdefault(name, str(version.get("id")))
+        for name in version.label_names():
+            labels.setdefault(name, version.id)
     return labels
 
 
@@ -273,12 +294,13 @@ def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, li
     matched: set[Any] = set()
     kept_keys: set[Any] = set()
     digest = hashlib.sha256()
-    first = True
-    path = f"/v2/datasets/{path_segment(str(dataset.dataset['id']))}/examples"
+    separator = ""  # the digest is of every example's "id|updated_at", joined by newlines
+    path = f"/v2/datasets/{path_segment(dataset.id)}/examples"
     for page in client.pages(path, "examples", limit=EXAMPLES_LIMIT):
+        if page:
+            digest.update((separator + "\n".join(f"{e.get('id')}|{e.get('updated_at')}" for e in page)).encode())
+            separator = "\n"
         for e in page:
-            digest.update((('' if first else '\n') + f"{e.get('id')}|{e.get('updated_at')}").encode())
-            first = False
             if index and key in e:
                 k = e[key]
                 want = index.get(k)
@@ -306,16 +328,37 @@ def same_example(live: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
 
 def _read_experiments(client: ApiClient, dataset: LiveDataset) -> Callable[[], None]:
     def read() -> None:
-        dataset.experiments = client.paginate("/v2/experiments", "experiments",
-                                              {"dataset_id": str(dataset.dataset["id"])}, limit=LIST_LIMIT)
+        dataset.experiments = read_experiments(client, dataset.id)
     return read
+
+
+def read_experiments(client: ApiClient, dataset_id: str) -> list[ExperimentObject]:
+    return [ExperimentObject.read(e, "/v2/experiments") for e in client.paginate(
+        "/v2/experiments", "experiments", {"dataset_id": dataset_id}, limit=LIST_LIMIT)]
+
+
+def read_evaluator(client: ApiClient, evaluator_id: str) -> LiveEvaluator:
+    """GET /v2/evaluators/{id}: the evaluator with its latest version taken apart."""
+    path = f"/v2/evaluators/{path_segment(evaluator_id)}"
+    full = dict(client.get(path))
+    version = full.pop("version", None)
+    return LiveEvaluator(evaluator=EvaluatorObject.read(full, path),
+                         latest=EvaluatorVersionObject.read(version, path) if isinstance(version, dict) else None)
+
+
+def read_prompt(client: ApiClient, prompt_id: str) -> LivePrompt:
+    """GET /v2/prompts/{id}: the prompt with its latest version (and that version's labels)."""
+    path = f"/v2/prompts/{path_segment(prompt_id)}"
+    full = dict(client.get(path))
+    version = full.pop("version", None)
+    latest = PromptVersionObject.read(version, path) if isinstance(version, dict) else None
+    return LivePrompt(prompt=PromptObject.read(full, path), latest=latest,
+                      labels=labels_of([latest] if latest else []))
 
 
 def _read_evaluator(client: ApiClient, evaluator: LiveEvaluator) -> Callable[[], None]:
     def read() -> None:
-        full = client.get(f"/v2/evaluators/{path_segment(str(evaluator.evaluator['id']))}")
-        version = full.get("version") if isinstance(full, dict) else None
-        evaluator.latest = version if isinstance(version, dict) else None
+        evaluator.latest = read_evaluator(client, evaluator.id).latest
     return read
 
 
@@ -339,7 +382,7 @@ ESSENCE_KINDS = ("Integration", "Preset", "Prompt", "PromptVersion", "Dataset", 
                  "Evaluator", "EvaluatorVersion", "ResourceRestriction")
 
 
-def essence(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+def essence(kind: str, obj: Mapping[str, Any] | ApiObject) -> dict[str, Any]:
     """The fields of a live object a manifest can manage, in the API's read names; server-set and
     unknown fields are dropped (a field the service adds later never shows up as drift). A field
     absent live stays absent (never invented). Per kind:
@@ -357,6 +400,8 @@ def essence(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
       llm_config's known fields).
     - ResourceRestriction: resource_type, resource_id.
     """
+    if isinstance(obj, ApiObject):  # the fields the API sent (a nested model only in an evaluator version)
+        obj = obj.raw() if kind == "EvaluatorVersion" else {k: getattr(obj, k) for k in obj.model_fields_set}
     if kind == "Integration":
         return _integration(obj)
     if kind == "Preset":
@@ -451,10 +496,9 @@ def read_integration_users(client: ApiClient, live: LiveState) -> list[tuple[str
     known = {sid for sid, _ in live.evaluators}
 
     def use(space_id: str, evaluator: LiveEvaluator) -> None:
-        llm = ((evaluator.latest or {}).get("template_config") or {}).get("llm_config") or {}
-        if llm.get("ai_integration_id"):
-            found.append((str(llm["ai_integration_id"]), live.space_name(space_id),
-                          str(evaluator.evaluator.get("name")), str(evaluator.evaluator.get("id"))))
+        used = evaluator.latest.integration_id if evaluator.latest is not None else None
+        if used:
+            found.append((used, live.space_name(space_id), evaluator.evaluator.name, evaluator.id))
 
     def latest(space_id: str, evaluator: LiveEvaluator) -> Task:
         def read() -> None:
@@ -466,7 +510,7 @@ def read_integration_users(client: ApiClient, live: LiveState) -> list[tuple[str
     def space(space_id: str) -> Task:
         def read() -> list[Task]:
             items = client.paginate("/v2/evaluators", "evaluators", {"space_id": space_id}, limit=LIST_LIMIT)
-            return [latest(space_id, LiveEvaluator(evaluator=item)) for item in items]
+            return [latest(space_id, LiveEvaluator(evaluator=EvaluatorObject.read(item, "/v2/evaluators"))) for item in items]
         return read
 
     tasks: list[Task] = [latest(sid, e) for (sid, _), e in sorted(live.evaluators.items())]

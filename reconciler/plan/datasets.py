@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import MISSING
 
 from reconciler.manifests.models import Retention
-from reconciler.model import DesiredResource, LiveDataset
+from reconciler.model import DesiredResource, ExperimentObject, LiveDataset
 from reconciler.plan.changes import nested_changes
 from reconciler.plan.context import Ctx, canonical, dataset_doc
 from reconciler.plan.model import APPLY_TIME, Change, ref
@@ -52,9 +52,9 @@ def plan_datasets(desired: list[DesiredResource], ctx: Ctx) -> None:
                                 changes=[ctx.change(r, "examples", None, f"{len(doc.examples)} examples")])
                 ctx.creates[r.identity] = create.id
             continue
-        if live.dataset.get("name") != r.name:  # renamed from an alias: the id (and every version) kept
-            ctx.op(r, "rename", "PATCH", f"/v2/datasets/{live.dataset['id']}", body={"name": r.name},
-                   changes=[ctx.change(r, "name", live.dataset.get("name"), r.name)], note="rename")
+        if live.dataset.name != r.name:  # renamed from an alias: the id (and every version) kept
+            ctx.op(r, "rename", "PATCH", f"/v2/datasets/{live.id}", body={"name": r.name},
+                   changes=[ctx.change(r, "name", live.dataset.name, r.name)], note="rename")
         if doc.examples is not MISSING and live.examples is not None:
             _plan_examples(r, ctx, live)
         if doc.experiment_retention not in (None, MISSING) and live.experiments is not None:
@@ -130,8 +130,7 @@ def _plan_examples(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
     updates, appends, deletes = m.updates, m.appends, m.deletes
     if not (updates or appends or deletes):
         return
-    dataset_id = str(live.dataset["id"])
-    path = f"/v2/datasets/{dataset_id}/examples"
+    path = f"/v2/datasets/{live.id}/examples"
     version_name = ctx.options.version_name or APPLY_TIME
     first_updates, more_updates = updates[:WRITE_BATCH], updates[WRITE_BATCH:]
     snapshot = ctx.op(r, "examples-version", "PATCH", path,
@@ -160,14 +159,15 @@ def _parse_time(value: Any) -> datetime | None:
         return None
 
 
-def experiments_to_delete(experiments: list[dict[str, Any]], rule: Retention, now: datetime) -> list[dict[str, Any]]:
+def experiments_to_delete(experiments: list[ExperimentObject], rule: Retention,
+                          now: datetime) -> list[ExperimentObject]:
     """Retention: delete when older than ``older_than_days`` and not among the ``keep_last`` newest
     (each rule alone applies alone). Experiments without a readable ``created_at`` are kept."""
-    dated = [(t, e) for e in experiments if (t := _parse_time(e.get("created_at"))) is not None]
-    dated.sort(key=lambda te: (te[0], str(te[1].get("id"))), reverse=True)
+    dated = [(t, e) for e in experiments if (t := _parse_time(e.created_at)) is not None]
+    dated.sort(key=lambda te: (te[0], te[1].id), reverse=True)
     keep_last = None if rule.keep_last is MISSING else rule.keep_last
     older = None if rule.older_than_days is MISSING else rule.older_than_days
-    out: list[dict[str, Any]] = []
+    out: list[ExperimentObject] = []
     for index, (created, e) in enumerate(dated):
         protected_by_rank = keep_last is not None and index < int(keep_last)
         old_enough = older is None or created < now - timedelta(days=int(older))
@@ -176,13 +176,13 @@ def experiments_to_delete(experiments: list[dict[str, Any]], rule: Retention, no
     return out
 
 
-def retention_reason(e: dict[str, Any], rule: Retention) -> str:
+def retention_reason(e: ExperimentObject, rule: Retention) -> str:
     """Why retention deletes an experiment, in the rule's words."""
-    created = str(e.get("created_at") or "?")[:10]
+    created = (e.created_at or "?")[:10]
     why = [f"older than {rule.older_than_days} days"] if rule.older_than_days is not MISSING else []
     if rule.keep_last is not MISSING:
         why.append(f"not among the {rule.keep_last} newest")
-    return f"experiment {e.get('name')} (created {created}): {' and '.join(why)}"
+    return f"experiment {e.name} (created {created}): {' and '.join(why)}"
 
 
 def _plan_retention(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
@@ -190,6 +190,6 @@ def _plan_retention(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
     if rule is None or rule is MISSING:
         return
     for e in experiments_to_delete(live.experiments or [], rule, ctx.now):
-        ctx.op(r, f"retention-{e['id']}", "DELETE", f"/v2/experiments/{e['id']}", action="delete",
-               kind="Experiment", name=str(e.get("name")), note="experiment retention",
+        ctx.op(r, f"retention-{e.id}", "DELETE", f"/v2/experiments/{e.id}", action="delete",
+               kind="Experiment", name=str(e.name), note="experiment retention",
                changes=[ctx.change(r, "experiment_retention", retention_reason(e, rule), None)])

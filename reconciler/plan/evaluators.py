@@ -70,22 +70,23 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
 
 def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any], depends: tuple[str, ...]) -> None:
     doc = evaluator_doc(r)
-    evaluator_id = str(live.evaluator["id"])
+    evaluator_id = live.id
     patch: dict[str, Any] = {}
     changes = []
-    if live.evaluator.get("name") != r.name:  # renamed from an alias: the id (and every version) kept
+    if live.evaluator.name != r.name:  # renamed from an alias: the id (and every version) kept
         patch["name"] = r.name
-        changes.append(ctx.change(r, "name", live.evaluator.get("name"), r.name))
-    if doc.description is not MISSING and doc.description != live.evaluator.get("description"):
+        changes.append(ctx.change(r, "name", live.evaluator.name, r.name))
+    if doc.description is not MISSING and doc.description != live.evaluator.description:
         patch["description"] = doc.description
-        changes.append(ctx.change(r, "description", live.evaluator.get("description"), doc.description))
+        changes.append(ctx.change(r, "description", live.evaluator.description, doc.description))
     if patch:
         ctx.op(r, "description", "PATCH", f"/v2/evaluators/{evaluator_id}", body=patch, changes=changes)
-    have = dict(((live.latest or {}).get("template_config")) or {})
+    template = live.latest.template_config if live.latest is not None else None
+    have = template.raw() if template is not None else {}
     merged = _merge(have, tc)
     if merged != have or has_ref(tc):
         message = _commit_message(r, "update")
-        reused = message == (live.latest or {}).get("commit_message")
+        reused = live.latest is not None and message == live.latest.commit_message
         changes = by_name(ctx, nested_changes(have, merged, "template_config", source_in(r, _manifest_path)))
         ctx.op(r, "version", "POST", f"/v2/evaluators/{evaluator_id}/versions",
                body={"commit_message": message, "template_config": merged},

@@ -12,7 +12,7 @@ import copy
 from fnmatch import fnmatchcase
 from typing import Any
 
-from reconciler.model import DesiredResource, LiveIntegration, Ownership
+from reconciler.model import DesiredResource, Ownership
 from reconciler.plan.context import Ctx, integration_doc
 from reconciler.plan.model import Operation
 
@@ -40,22 +40,15 @@ def apply_renames(desired: list[DesiredResource], ctx: Ctx) -> None:
             table, scope = (view.datasets if r.kind == "Dataset" else view.evaluators), space_id
         found = [a for a in r.aliases if (scope, a) in table]
         if (scope, r.name) in table and found:
-            ctx.error(r, "aliases", f"both {r.name} ({_id(table[(scope, r.name)])}) and its alias {found[0]} "
-                      f"({_id(table[(scope, found[0])])}) exist live: delete or rename one of them first")
+            ctx.error(r, "aliases", f"both {r.name} ({table[(scope, r.name)].id}) and its alias {found[0]} "
+                      f"({table[(scope, found[0])].id}) exist live: delete or rename one of them first")
         elif len(found) > 1:
             ctx.error(r, "aliases", "several aliases exist live: " + ", ".join(
-                f"{a} ({_id(table[(scope, a)])})" for a in found) + "; only one can become " + r.name)
+                f"{a} ({table[(scope, a)].id})" for a in found) + "; only one can become " + r.name)
         elif found:
             table[(scope, r.name)] = table.pop((scope, found[0]))
             ctx.renamed[r.address] = found[0]
     ctx.live = view
-
-
-def _id(obj: Any) -> str:
-    if isinstance(obj, LiveIntegration):
-        return obj.id
-    inner = getattr(obj, "dataset", None) or getattr(obj, "evaluator", None) or obj
-    return str(inner.get("id"))
 
 
 def protected_by(address: str, kind: str, name: str, resource: DesiredResource | None,

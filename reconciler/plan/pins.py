@@ -7,41 +7,42 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from reconciler.client.live import essence, integration_essence
+from reconciler.client.live import integration_essence
 from reconciler.model import LiveState
 from reconciler.plan.context import fingerprint
 
 
 def pin_value(key: list[str], live: LiveState) -> Any:
-    """What a plan depends on of one live object: its id and the fields a manifest manages
-    (``essence``), so a field the service adds or bumps on its own never makes a plan stale, while
-    a changed managed field, a new version or a re-created object (new id) does."""
+    """What a plan depends on of one live object: its id and the fields a manifest manages (an
+    integration's ``essence``; the other kinds' managed attributes), so a field the service adds or
+    bumps on its own never makes a plan stale, while a changed managed field, a new version or a
+    re-created object (new id) does."""
     kind = key[0]
     if kind == "Integration":
         obj = live.integrations.get((key[1], key[2]))
         return None if obj is None else [obj.id, integration_essence(obj)]
     if kind == "ResourceRestriction":
         restriction = live.restrictions.get((key[1], key[2]))
-        return None if restriction is None else essence("ResourceRestriction", restriction)
+        return None if restriction is None else [restriction.resource_type, restriction.resource_id]
     space_id, name = key[1], key[2]
     if kind == "Prompt":
         p = live.prompts.get((space_id, name))
         if p is None:
             return None
-        restricted = ("PROMPT", p.prompt.get("id")) in live.restrictions
-        return [p.prompt.get("id"), essence("Prompt", p.prompt), (p.latest or {}).get("id"),
+        restricted = ("PROMPT", p.id) in live.restrictions
+        return [p.id, p.prompt.name, p.prompt.description, p.latest.id if p.latest else None,
                 sorted(p.labels.items()), restricted]
     if kind == "Dataset":
         d = live.datasets.get((space_id, name))
         if d is None:
             return None
-        experiments = sorted(str(e.get("id")) for e in d.experiments or [])
+        experiments = sorted(e.id for e in d.experiments or [])
         digest = d.examples_digest if d.examples_digest is not None else _examples_digest(d.examples)
-        return [d.dataset.get("id"), essence("Dataset", d.dataset), digest, experiments]
+        return [d.id, d.dataset.name, digest, experiments]
     if kind == "Evaluator":
         e = live.evaluators.get((space_id, name))
-        return None if e is None else [e.evaluator.get("id"), essence("Evaluator", e.evaluator),
-                                       (e.latest or {}).get("id")]
+        return None if e is None else [e.id, e.evaluator.name, e.evaluator.description,
+                                       e.latest.id if e.latest else None]
     return None
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import MISSING
 
-from reconciler.model import DesiredResource, LivePrompt
+from reconciler.model import DesiredResource, LivePrompt, PromptVersionObject
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import Ctx, prompt_doc
 from reconciler.plan.model import ref
@@ -16,19 +16,19 @@ from reconciler.plan.model import ref
 VERSION_FIELDS = ("provider", "model", "input_variable_format", "messages", "invocation_params", "provider_params")
 
 
-def version_body(want: dict[str, Any], latest: dict[str, Any] | None) -> dict[str, Any]:
+def version_body(want: dict[str, Any], latest: PromptVersionObject | None) -> dict[str, Any]:
     """The version to POST: the manifest's fields, and the live latest's for fields it leaves unmanaged."""
     body: dict[str, Any] = {"commit_message": want.get("commit_message") or "update"}
     for f in VERSION_FIELDS:
         if f in want:
             body[f] = want[f]
-        elif latest is not None and latest.get(f) is not None:
-            body[f] = latest[f]
+        elif latest is not None and getattr(latest, f) is not None:
+            body[f] = getattr(latest, f)
     return body
 
 
-def version_differs(want: dict[str, Any], latest: dict[str, Any]) -> bool:
-    return any(f in want and _norm(f, want[f]) != _norm(f, latest.get(f)) for f in VERSION_FIELDS)
+def version_differs(want: dict[str, Any], latest: PromptVersionObject) -> bool:
+    return any(f in want and _norm(f, want[f]) != _norm(f, getattr(latest, f)) for f in VERSION_FIELDS)
 
 
 def _norm(field: str, value: Any) -> Any:
@@ -75,19 +75,19 @@ def _create(r: DesiredResource, ctx: Ctx, space_id: str) -> None:
 
 def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
     doc = prompt_doc(r)
-    prompt_id = str(live.prompt["id"])
-    if doc.description is not MISSING and doc.description != live.prompt.get("description"):
+    prompt_id = live.id
+    if doc.description is not MISSING and doc.description != live.prompt.description:
         ctx.op(r, "description", "PATCH", f"/v2/prompts/{prompt_id}", body={"description": doc.description},
-               changes=[ctx.change(r, "description", live.prompt.get("description"), doc.description)])
+               changes=[ctx.change(r, "description", live.prompt.description, doc.description)])
     want = dict(r.spec.get("version") or {})
     latest = live.latest
     labels = [] if doc.version.labels is MISSING else list(doc.version.labels)
     if want and (latest is None or version_differs(want, latest)):
         body = version_body(want, latest)
         changes = [c for f in VERSION_FIELDS if f in want
-                   for c in nested_changes((latest or {}).get(f), want[f], f"version.{f}", source_in(r))]
+                   for c in nested_changes(getattr(latest, f, None), want[f], f"version.{f}", source_in(r))]
         changes.append(ctx.change(r, "version.commit_message", None, body["commit_message"]))
-        reused = latest is not None and body["commit_message"] == latest.get("commit_message")
+        reused = latest is not None and body["commit_message"] == latest.commit_message
         version = ctx.op(r, "version", "POST", f"/v2/prompts/{prompt_id}/versions", body=body, changes=changes,
                          note="new version" + ("; its commit_message is the live version's (reused): write a new "
                                                "one to tell the versions apart" if reused else ""))
@@ -96,10 +96,10 @@ def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
                    body={"labels": labels}, depends_on=[version.id],
                    changes=[ctx.change(r, "version.labels", [], labels)])
     elif labels and latest is not None:
-        have = list(latest.get("labels") or [])
+        have = latest.label_names()
         missing = [lab for lab in labels if lab not in have]
         if missing:  # the manifest's labels must be there; others the version carries stay
-            ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{latest['id']}/labels", body={"labels": have + missing},
+            ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{latest.id}/labels", body={"labels": have + missing},
                    changes=[ctx.change(r, "version.labels", have, have + missing)])
     if doc.restricted is not MISSING:
         restricted = ("PROMPT", prompt_id) in ctx.live.restrictions

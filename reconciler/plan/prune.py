@@ -13,9 +13,10 @@ the spaced kinds), unless ``--allow-empty``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from reconciler.model import SPACED_KINDS, DesiredResource, Ownership
+from reconciler.model import SPACED_KINDS, DesiredResource, LiveDataset, LiveEvaluator, LivePrompt, Ownership
 from reconciler.plan.context import Ctx, restriction_doc
 from reconciler.plan.model import Change, Operation, Unmanaged
 
@@ -88,12 +89,12 @@ def unmanaged(desired: list[DesiredResource], ctx: Ctx, ownership: Ownership | N
                 out.append(Unmanaged(f"ResourceRestriction/{rtype}/{rid}", "ResourceRestriction", f"{rtype} {rid}",
                                      f"/v2/resource-restrictions/{rid}"))
 
-    spaced: list[tuple[str, dict[tuple[str, str], Any], str, str]] = [
-        ("Evaluator", ctx.live.evaluators, "evaluator", "/v2/evaluators"),
-        ("Prompt", ctx.live.prompts, "prompt", "/v2/prompts"),
-        ("Dataset", ctx.live.datasets, "dataset", "/v2/datasets"),
+    spaced: list[tuple[str, Mapping[tuple[str, str], LivePrompt | LiveDataset | LiveEvaluator], str]] = [
+        ("Evaluator", ctx.live.evaluators, "/v2/evaluators"),
+        ("Prompt", ctx.live.prompts, "/v2/prompts"),
+        ("Dataset", ctx.live.datasets, "/v2/datasets"),
     ]
-    for kind, table, attr, collection in spaced:
+    for kind, table, collection in spaced:
         if kind not in kinds:
             continue
         for (space_id, name), live in sorted(table.items()):
@@ -102,8 +103,7 @@ def unmanaged(desired: list[DesiredResource], ctx: Ctx, ownership: Ownership | N
             space = ctx.live.space_name(space_id)
             if (kind, space, name) in declared or (kind, space_id, name) in declared:
                 continue
-            obj = getattr(live, attr)
-            out.append(Unmanaged(f"{kind}/{space}/{name}", kind, name, f"{collection}/{obj['id']}", space))
+            out.append(Unmanaged(f"{kind}/{space}/{name}", kind, name, f"{collection}/{live.id}", space))
     return sorted(out, key=lambda u: PRUNE_ORDER.index(u.kind))
 
 

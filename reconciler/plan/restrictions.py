@@ -44,6 +44,6 @@ def _unrestricted_prompts(ctx: Ctx) -> dict[str, DesiredResource]:
             continue
         space_id = ctx.live.space_id(str(p.space))
         live = ctx.live.prompts.get((space_id, p.name)) if space_id else None
-        if live is not None and live.prompt.get("id"):
-            out[str(live.prompt["id"])] = p
+        if live is not None:
+            out[live.id] = p
     return out

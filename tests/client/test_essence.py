@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from reconciler.client.live import essence, labels_of
+from reconciler.model import PromptVersionObject
 from reconciler.providers import PROVIDERS
 
 SERVER = {"id": "X1", "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z",
@@ -107,4 +108,5 @@ def test_an_unknown_kind_is_a_programming_error() -> None:
 def test_labels_point_to_the_newest_version_holding_them() -> None:
     versions: list[dict[str, Any]] = [{"id": "v3", "labels": ["staging"]}, {"id": "v2", "labels": ["production", "staging"]},
                 {"id": "v1", "labels": [{"name": "legacy"}]}, {"id": "v0"}]
-    assert labels_of(versions) == {"staging": "v3", "production": "v2", "legacy": "v1"}
+    assert labels_of([PromptVersionObject.read(v) for v in versions]) == {
+        "staging": "v3", "production": "v2", "legacy": "v1"}

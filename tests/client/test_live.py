@@ -139,7 +139,7 @@ def assert_known_state(live: LiveState, ids: dict[str, Any]) -> None:
 
     assert set(live.prompts) == {(sid, "summarize"), (sid, "summarize-v2")}
     summarize = live.prompts[(sid, "summarize")]
-    assert summarize.latest is not None and summarize.latest["id"] == ids["v3"]
+    assert summarize.latest is not None and summarize.latest.id == ids["v3"]
     assert summarize.labels == {"production": ids["v2"], "staging": ids["v3"]}
     assert summarize.version_count == 3
     undeclared = live.prompts[(sid, "summarize-v2")]
@@ -148,13 +148,13 @@ def assert_known_state(live: LiveState, ids: dict[str, Any]) -> None:
     golden = live.datasets[(sid, "golden")]
     assert golden.examples is not None
     assert [e["ticket_id"] for e in golden.examples] == list(range(EXAMPLE_COUNT))
-    assert golden.experiments is not None and sorted(e["name"] for e in golden.experiments) == [
+    assert golden.experiments is not None and sorted(str(e.name) for e in golden.experiments) == [
         "run-0", "run-1", "run-2"]
     assert live.datasets[(sid, "golden-old")].examples is None
 
     evaluator = live.evaluators[(sid, "faithfulness")]
-    assert evaluator.latest is not None and evaluator.latest["id"] == ids["evaluator_latest"]
-    assert evaluator.latest["template_config"]["template"] == "{{b}}"
+    assert evaluator.latest is not None and evaluator.latest.id == ids["evaluator_latest"]
+    assert evaluator.latest.template_config is not None and evaluator.latest.template_config.template == "{{b}}"
     assert set(live.restrictions) == {("PROMPT", ids["prompt"])}
 
 
