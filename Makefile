@@ -38,6 +38,7 @@ bench: install
 	$(PY) -m benchmarks.run --scale 0.3 --no-rate-limit
 	$(PY) -m benchmarks.run --scale 1.0 --profile
 	$(PY) -m benchmarks.big
+	$(PY) -m benchmarks.model_bench --write-doc
 
 soak: install
 	$(PY) -m tests.soak

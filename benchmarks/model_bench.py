@@ -1,15 +1,21 @@
-"""``python -m benchmarks.model_bench``: the cost of the manifest models at scale large (issue 15).
+"""``python -m benchmarks.model_bench``: the cost of the typed core at scale large (issue 15),
+beside the same figures of the code before it, measured in the same run.
 
-Two figures, each the best of ``--runs`` runs in this process:
+Figures, each the best of ``--runs`` runs in one process:
 
-- ``validate_s``: ``load_manifests`` (what ``reconciler validate`` does) on the manifests of the
-  large benchmark account (``benchmarks.account`` at scale 1.0: 2,000 LLM and 500 AGENT
-  integrations, 1,000 prompts, 200 datasets of 500 examples, 200 evaluators);
-- ``validate_cpu_s``: the same run's CPU time (steadier than wall on a shared machine);
+- ``validate_s`` / ``validate_cpu_s``: wall and CPU of ``load_manifests`` (what ``reconciler
+  validate`` does) on the manifests of the large benchmark account (``benchmarks.account`` at scale
+  1.0: 2,000 LLM and 500 AGENT integrations, 1,000 prompts, 200 datasets of 500 examples, 200
+  evaluators);
 - ``plan_cpu_s``: the CPU time of ``make_plan`` on those manifests against an in-sync account
   (applied once to an in-process emulator, then read back with ``read_live``).
 
-It prints one line per figure and a JSON line with both.
+``--baseline REF`` (default ``61db855``, the last commit before the pydantic models, with the
+hand-written type system ``fieldtypes.py`` and untyped live state) measures the same figures with
+that commit's ``reconciler`` package (``git archive`` into a temporary directory, run in a child
+process with the same account writer), so both sides meet the same machine at the same time.
+``--write-doc`` records both in ``docs/performance.md``. It prints one line per figure and a JSON
+line.
 """
 
 from __future__ import annotations
@@ -17,43 +23,43 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
+from typing import Any
 
-from benchmarks.account import SCALES, SECRET_ENV, AccountSpec, write_manifests
-from reconciler.client.http import ApiClient, build_http_client
-from reconciler.client.inprocess import emulator_transport
-from reconciler.client.live import read_live
-from reconciler.manifests import load_manifests
-from reconciler.plan.model import PlanOptions
-from reconciler.plan.planner import make_plan
-from reconciler.workflow import run_apply
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "61db855"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--scale", choices=sorted(SCALES), default="large")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--validate-only", action="store_true", help="skip the plan measurement")
-    args = parser.parse_args()
+def measure(scale: str, runs: int, validate_only: bool) -> dict[str, Any]:
+    from benchmarks.account import SCALES, SECRET_ENV, AccountSpec, write_manifests
+    from reconciler.client.http import ApiClient, build_http_client
+    from reconciler.client.inprocess import emulator_transport
+    from reconciler.client.live import read_live
+    from reconciler.manifests import load_manifests
+    from reconciler.plan.model import PlanOptions
+    from reconciler.plan.planner import make_plan
+    from reconciler.workflow import run_apply
+
     for key, value in SECRET_ENV.items():
         os.environ.setdefault(key, value)
-    spec = AccountSpec.at(SCALES[args.scale])
+    spec = AccountSpec.at(SCALES[scale])
+    out: dict[str, Any] = {"scale": scale}
     with tempfile.TemporaryDirectory() as work:
         root = write_manifests(spec, Path(work) / "manifests")
         loads, load_cpu = [], []
-        for _ in range(args.runs):
+        for _ in range(runs):
             start, cpu = time.perf_counter(), time.process_time()
             ms = load_manifests([str(root)])
             loads.append(time.perf_counter() - start)
             load_cpu.append(time.process_time() - cpu)
-        print(f"validate: {len(ms.resources):,} resources, best {min(loads):.3f} s wall, {min(load_cpu):.3f} s CPU "
-              f"(runs: {', '.join(f'{t:.3f}' for t in loads)})")
-        if args.validate_only:
-            print(json.dumps({"scale": args.scale, "validate_s": round(min(loads), 3),
-                              "validate_cpu_s": round(min(load_cpu), 3)}))
-            return
+        out.update(resources=len(ms.resources), validate_s=round(min(loads), 3), validate_cpu_s=round(min(load_cpu), 3))
+        if validate_only:
+            return out
         transport = emulator_transport(str(Path(work) / "emulator.db"))
         http = build_http_client("http://emulator", "admin-key", transport=transport)
         with ApiClient(http) as client:
@@ -65,15 +71,62 @@ def main() -> None:
             assert not report.of("failed"), report.of("failed")[:3]
             live = read_live(client, ms.read_scope())
             plans = []
-            for _ in range(args.runs):
+            for _ in range(runs):
                 cpu = time.process_time()
                 again = make_plan(ms, live, options)
                 plans.append(time.process_time() - cpu)
             assert again.empty, [op.address for op in again.operations][:5]
-        print(f"plan CPU (in sync, {len(ms.resources):,} resources): best {min(plans):.3f} s "
-              f"(runs: {', '.join(f'{t:.3f}' for t in plans)})")
-        print(json.dumps({"scale": args.scale, "validate_s": round(min(loads), 3),
-                          "validate_cpu_s": round(min(load_cpu), 3), "plan_cpu_s": round(min(plans), 3)}))
+        out["plan_cpu_s"] = round(min(plans), 3)
+    return out
+
+
+def baseline(ref: str, scale: str, runs: int, validate_only: bool) -> dict[str, Any] | None:
+    """The same figures with ``ref``'s ``reconciler`` package; None without git or the commit."""
+    with tempfile.TemporaryDirectory() as tree:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "reconciler"], capture_output=True)
+        if archive.returncode != 0:
+            print(f"baseline {ref}: not measured ({archive.stderr.decode().strip() or 'git archive failed'})")
+            return None
+        subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
+        cmd = [sys.executable, "-m", "benchmarks.model_bench", "--scale", scale, "--runs", str(runs),
+               "--baseline", "", "--json-only", *(["--validate-only"] if validate_only else [])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([tree, str(ROOT)])}  # its reconciler, our account
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+        if done.returncode != 0:
+            print(f"baseline {ref}: failed: {done.stderr.strip()[-500:]}")
+            return None
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]), commit=ref)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scale", default="large")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--validate-only", action="store_true", help="skip the plan measurement")
+    parser.add_argument("--baseline", default=BASELINE, help="a commit to measure beside ('' for none)")
+    parser.add_argument("--json-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--write-doc", action="store_true", help="record the figures in docs/performance.md")
+    args = parser.parse_args()
+    ours = measure(args.scale, args.runs, args.validate_only)
+    if args.json_only:
+        print(json.dumps(ours))
+        return
+    before = baseline(args.baseline, args.scale, args.runs, args.validate_only) if args.baseline else None
+    for name, figures in (("now", ours), (f"before ({args.baseline})", before)):
+        if figures is None:
+            continue
+        line = (f"{name}: validate {figures['resources']:,} resources: best {figures['validate_s']:.3f} s wall, "
+                f"{figures['validate_cpu_s']:.3f} s CPU")
+        if "plan_cpu_s" in figures:
+            line += f"; plan CPU (in sync): best {figures['plan_cpu_s']:.3f} s"
+        print(line)
+    result = {"kind": "models", "date": date.today().isoformat(), "runs": args.runs, "now": ours,
+              "before": before}
+    print(json.dumps(result))
+    if args.write_doc:
+        from benchmarks import report
+
+        report.write_doc(ROOT / "docs/performance.md", "models", result)
 
 
 if __name__ == "__main__":

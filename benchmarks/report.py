@@ -116,6 +116,8 @@ def table(result: dict[str, Any]) -> str:
         from benchmarks.big import table as big_table
 
         return big_table(result)
+    if result.get("kind") == "models":
+        return models_table(result)
     lines = [
         f"Scale {result['scale']} ({_account(result['account'])}; {result['change']} resources changed in the 5% "
         f"change; {result['cpus']} CPUs; load average {result.get('load', 0):.1f} at the end)",
@@ -164,13 +166,46 @@ def table(result: dict[str, Any]) -> str:
                      f"{rated['rate_fraction']:.1%} of what the bucket allowed (capacity + rate x time); "
                      f"{rated['throttled']} answers were 429 ({rated.get('throttled_share', 0):.1%} of the requests "
                      f"sent); the pace the client learnt: {rated.get('learnt_rate')}/s")
+    before = _profiles_before().get("scales", {}).get(result["scale"], {})
     for r in result["rows"]:
         prof = r.get("profile")
         if prof:
             lines += ["", f"Profile of {r['scenario']} (pyinstrument, parallelism 1, own time by function; "
                           f"{prof['sampled_s']} s sampled, {prof.get('waiting_s', 0)} s waiting on sockets "
-                          "and locks left out):", ""]
+                          f"and locks left out; CPU {r.get('cpu_s')} s):", ""]
             lines += [f"{i}. {t['where']}: {t['s']} s ({t['share']:.0%})" for i, t in enumerate(prof["top"], 1)]
+            old = before.get(r["scenario"])
+            if old:
+                lines += ["", f"Before, at commit {_profiles_before()['commit']} (the run before the CPU work of issue "
+                              f"18; {old['profile']['sampled_s']} s sampled, CPU {old.get('cpu_s')} s):", ""]
+                lines += [f"{i}. {t['where']}: {t['s']} s ({t['share']:.0%})"
+                          for i, t in enumerate(old["profile"]["top"], 1)]
+    return "\n".join(lines)
+
+
+def _profiles_before() -> dict[str, Any]:
+    """The profiles and CPU figures of the last ``make bench`` before the CPU work of issue 18
+    (``benchmarks/profile_before.json``), shown beside today's."""
+    path = Path(__file__).with_name("profile_before.json")
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def models_table(result: dict[str, Any]) -> str:
+    """``benchmarks.model_bench``: validate and plan CPU now, and with the code before the typed core."""
+    now, before = result["now"], result.get("before")
+    lines = [f"`python -m benchmarks.model_bench` at scale {now['scale']} ({now['resources']:,} resources), best of "
+             f"{result['runs']} runs: `load_manifests` (what `reconciler validate` does) and `make_plan` against an "
+             "in-sync account (read without the manifests, so the plan compares every example), now and with the "
+             f"`reconciler` package of commit {before['commit'] if before else '-'} (before the pydantic models: the "
+             "hand-written `fieldtypes.py`, untyped live state), measured in the same run on the same account.", "",
+             "| figure | before | now | target | met |", "|---|---:|---:|---|---|"]
+    for key, label in (("validate_cpu_s", "validate CPU s"), ("validate_s", "validate wall s"),
+                       ("plan_cpu_s", "make_plan CPU s (in sync)")):
+        old = before.get(key) if before else None
+        new = now.get(key)
+        met = "-" if old is None or new is None else ("yes" if new <= old else "NO")
+        lines.append(f"| {label} | {old if old is not None else '-'} | {new if new is not None else '-'} | "
+                     f"now <= before | {met} |")
     return "\n".join(lines)
 
 
@@ -190,7 +225,7 @@ def write_doc(path: Path, scale: str, result: dict[str, Any]) -> None:
     results: dict[str, Any] = {}
     if path.exists():
         for name, data in _DATA.findall(path.read_text(encoding="utf-8")):
-            if name != "big_dataset" and not re.fullmatch(r"[0-9.]+", name):
+            if name not in ("big_dataset", "models") and not re.fullmatch(r"[0-9.]+", name):
                 continue  # sections of an earlier layout (small, large)
             try:
                 results[name] = json.loads(data)
@@ -202,7 +237,8 @@ def write_doc(path: Path, scale: str, result: dict[str, Any]) -> None:
 
 
 def _order(name: str, result: dict[str, Any]) -> tuple[int, float]:
-    return (1, 0.0) if result.get("kind") == "big_dataset" else (0, float(result.get("factor", 0)))
+    kind = result.get("kind")
+    return (1, 0.0) if kind == "big_dataset" else (2, 0.0) if kind == "models" else (0, float(result.get("factor", 0)))
 
 
 def render_doc(results: dict[str, Any]) -> str:
@@ -220,7 +256,8 @@ def render_doc(results: dict[str, Any]) -> str:
         parts += [""]
     for name in order:
         result = results[name]
-        title = "big_dataset" if result.get("kind") == "big_dataset" else f"Scale {name}"
+        title = {"big_dataset": "big_dataset", "models": "The typed core (issue 15)"}.get(result.get("kind", ""),
+                                                                                        f"Scale {name}")
         parts += [f"## {title} (measured {result['date']})", "", table(result), ""]
     parts += ["## How the lower bound is computed", "", (bounds.__doc__ or "").strip(), "", DOC_TAIL]
     parts += [f"<!-- bench-data {name}: {json.dumps(results[name], separators=(',', ':'))} -->" for name in order]
@@ -279,7 +316,7 @@ def plot(results: dict[str, Any], path: Path) -> bool:
 DOC_HEAD = """# Performance
 
 Regenerated by `make bench` (`python -m benchmarks.run --scale 0.1`, `0.3`, `1.0`, then
-`python -m benchmarks.big`); do not edit the figures by hand. Each run rewrites its own section
+`python -m benchmarks.big` and `python -m benchmarks.model_bench --write-doc`); do not edit the figures by hand. Each run rewrites its own section
 and keeps the others (their figures live in this page as JSON comments); the plot
 (`docs/performance.png`) is drawn from them. Every target is printed beside its figure, met or not.
 

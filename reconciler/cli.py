@@ -99,8 +99,18 @@ def _load(paths: tuple[str, ...] | list[str], variables: tuple[str, ...] = (),
 
     manifests = load(paths, _stdin_for(tuple(paths)), var_assignments=variables, var_files=var_files)
     for warning in manifests.warnings:
-        click.echo(f"Warning: {warning}", err=True)
+        _say(f"Warning: {warning}", "warning", message=warning)
     return manifests
+
+
+def _say(line: str, event: str, **fields: Any) -> None:
+    """A one-off line for stderr: as is, or an event under --log-format json (never both)."""
+    from reconciler.telemetry import current
+
+    if (observer := current()) is not None and observer.log_format == "json":
+        observer.event(event, **fields)
+    else:
+        click.echo(line, err=True)
 
 
 def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -231,7 +241,8 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
         except OSError as exc:
             raise ReconcilerError(f"--out {out_file}: cannot write the plan ({exc.strerror or exc})") from None
         if not quiet:
-            click.echo(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", err=True)
+            _say(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", "plan_saved",
+                 path=out_file)
     sys.exit(2 if detailed_exitcode and not result.empty else 0)
 
 

@@ -19,12 +19,10 @@ from typing import Any
 import yaml
 
 from reconciler.client.http import ApiClient
-from reconciler.client.live import read_live
+from reconciler.client.live import read_live, user_fields
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
-
-SERVER_FIELDS = ("id", "created_at", "updated_at")
 
 
 def env_name(*parts: str) -> str:
@@ -210,7 +208,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
                 continue
             rel = f"{space}/data/{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}.jsonl"
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            lines = [json.dumps({k: v for k, v in e.items() if k not in SERVER_FIELDS}, ensure_ascii=False,
+            lines = [json.dumps(user_fields(e), ensure_ascii=False,
                                 sort_keys=True) for e in d.examples or []]
             (out / rel).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
             datasets.append({"kind": "Dataset", "space": space, "name": name,

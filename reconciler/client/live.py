@@ -317,13 +317,19 @@ def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, li
     dataset.examples_digest = digest.hexdigest()[:16]
 
 
+#: What the service adds to each example: the user's fields are all the others.
 SERVER_FIELDS = frozenset({"id", "created_at", "updated_at"})
 
 
+def user_fields(example: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in example.items() if k not in SERVER_FIELDS}
+
+
 def same_example(live: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
-    """Whether the live example's user fields equal ``want`` (without building a dict: run for
-    every example of a dataset)."""
-    return len(live) - len(live.keys() & SERVER_FIELDS) == len(want) and want.items() <= live.items()
+    """Whether the live example's user fields (all but ``SERVER_FIELDS``) equal ``want``, without
+    building a dict: run for every example of a dataset."""
+    return (len(live) - ("id" in live) - ("created_at" in live) - ("updated_at" in live) == len(want)
+            and want.items() <= live.items())
 
 
 def _read_experiments(client: ApiClient, dataset: LiveDataset) -> Callable[[], None]:
@@ -376,7 +382,6 @@ _PROMPT_VERSION_FIELDS = ("provider", "model", "messages", "input_variable_forma
 _TEMPLATE_CONFIG_FIELDS = ("name", "template", "include_explanations", "use_function_calling_if_available",
                            "classification_choices", "direction", "data_granularity", "llm_config")
 _LLM_CONFIG_FIELDS = ("ai_integration_id", "model_name", "invocation_parameters", "provider_parameters")
-_EXAMPLE_SERVER_FIELDS = ("id", "created_at", "updated_at")
 
 ESSENCE_KINDS = ("Integration", "Preset", "Prompt", "PromptVersion", "Dataset", "DatasetExample",
                  "Evaluator", "EvaluatorVersion", "ResourceRestriction")
@@ -413,7 +418,7 @@ def essence(kind: str, obj: Mapping[str, Any] | ApiObject) -> dict[str, Any]:
     if kind == "Dataset":
         return _pick(obj, ("name",))
     if kind == "DatasetExample":
-        return {k: v for k, v in obj.items() if k not in _EXAMPLE_SERVER_FIELDS}
+        return user_fields(obj)
     if kind == "Evaluator":
         return _pick(obj, ("name", "description"))
     if kind == "EvaluatorVersion":

@@ -17,24 +17,15 @@ from typing import Any
 
 from pydantic import MISSING
 
+from reconciler.client.live import same_example, user_fields
 from reconciler.manifests.models import Retention
 from reconciler.model import DesiredResource, ExperimentObject, LiveDataset
 from reconciler.plan.changes import nested_changes
 from reconciler.plan.context import Ctx, canonical, dataset_doc
 from reconciler.plan.model import APPLY_TIME, Change, ref
 
-SERVER_FIELDS = frozenset({"id", "created_at", "updated_at"})
 DELETE_BATCH = 1000  # DELETE /v2/datasets/{id}/examples accepts 1-1000 ids
 WRITE_BATCH = 1000  # examples per append/update call
-
-
-def user_fields(example: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in example.items() if k not in SERVER_FIELDS}
-
-
-def same_example(live: dict[str, Any], want: dict[str, Any]) -> bool:
-    """``user_fields(live) == want`` without building a dict (run for every example of a dataset)."""
-    return len(live) - len(live.keys() & SERVER_FIELDS) == len(want) and want.items() <= live.items()
 
 
 def plan_datasets(desired: list[DesiredResource], ctx: Ctx) -> None:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from reconciler.client.http import ApiClient, build_http_client, open_client
-from reconciler.client.live import minimum_requests, read_live
+from reconciler.client.live import minimum_requests, read_examples, read_live
 from reconciler.client.settings import Endpoint
 from reconciler.emulator.core import Emulator
-from reconciler.model import DesiredResource, LiveState, ManifestSet, ReadScope
+from reconciler.model import DesiredResource, LiveDataset, LiveState, ManifestSet, ReadScope
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.pins import _examples_digest
 from reconciler.plan.planner import make_plan
@@ -282,3 +282,37 @@ def test_a_dataset_without_a_key_or_with_a_key_declared_twice_is_read_whole(
     assert len(unkeyed.examples or []) == EXAMPLE_COUNT and unkeyed.matched is None
     twice = read_live(inprocess, SCOPE, golden_manifest([*declared, declared[0]])).datasets[(sid, "golden")]
     assert len(twice.examples or []) == EXAMPLE_COUNT and twice.matched == set()
+
+
+def test_a_key_met_twice_live_reads_the_dataset_again_whole_and_plans_as_a_whole_read_does() -> None:
+    """Two live examples share a key (made by hand): the streamed read cannot tell which one the
+    declared example matches, so it reads the dataset again without matching; the plan is the one a
+    whole read makes (one of the two is deleted)."""
+    live_examples = [{"id": f"E{i}", "created_at": "t", "updated_at": "t", "k": i % 3, "q": f"q{i % 3}"}
+                     for i in range(4)]  # keys 0, 1, 2, 0
+
+    class Pages:
+        calls = 0
+
+        def pages(self, path: str, key: str, params: Any = None, limit: int = 0) -> Iterator[list[dict[str, Any]]]:
+            Pages.calls += 1
+            yield live_examples[:2]
+            yield live_examples[2:]
+
+    declared = [{"k": i, "q": f"q{i}"} for i in range(3)]
+    streamed = LiveDataset(dataset={"id": "D1", "name": "golden"})
+    read_examples(Pages(), streamed, ("k", declared))  # type: ignore[arg-type]
+    assert Pages.calls == 2  # the second pass reads it whole
+    assert streamed.matched is None and [e["id"] for e in streamed.examples or []] == ["E0", "E1", "E2", "E3"]
+    whole = LiveDataset(dataset={"id": "D1", "name": "golden"})
+    read_examples(Pages(), whole, None)
+    assert streamed.examples == whole.examples and streamed.examples_digest == whole.examples_digest
+    manifests = golden_manifest(declared, key="k")
+    plans = []
+    for dataset in (streamed, whole):
+        state = LiveState(spaces=[{"id": "S1", "name": "research"}])
+        state.datasets[("S1", "golden")] = dataset
+        plans.append(make_plan(manifests, state, PlanOptions(version_name="v")))
+    assert [op.to_json() for op in plans[0].operations] == [op.to_json() for op in plans[1].operations]
+    deletes = [op for op in plans[0].operations if op.method == "DELETE"]
+    assert len(deletes) == 1 and deletes[0].body["example_ids"] in (["E0"], ["E3"])  # one of the two key-0 twins

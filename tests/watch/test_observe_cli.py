@@ -288,3 +288,18 @@ def test_watch_refuses_a_metrics_address_in_use(cli: Cli, tmp_path: Path) -> Non
         port = taken.getsockname()[1]
         result = cli("watch", str(tmp_path), "--metrics-addr", f"127.0.0.1:{port}")
     assert result.exit_code == 1 and "cannot listen" in result.stderr
+
+
+def test_log_format_json_says_a_saved_plan_and_a_load_warning_as_events_too(cli: Cli, tmp_path: Path) -> None:
+    tree = copy_tree(tmp_path / "manifests")
+    out = tmp_path / "plan.json"
+    result = cli("plan", str(tree), "--log-format", "json", "--out", str(out), "--var", "unused=1")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    found = [json.loads(line) for line in lines]  # every stderr line is an event: none is plain text
+    saved = [e for e in found if e["event"] == "plan_saved"]
+    assert saved and saved[0]["path"] == str(out)
+    warned = [e for e in found if e["event"] == "warning"]
+    assert warned and "unused" in warned[0]["message"]
+    text = cli("plan", str(tree), "--out", str(out), "--var", "unused=1")
+    assert "Saved the plan to" in text.stderr and "Warning:" in text.stderr
