@@ -295,7 +295,7 @@ def _run_phase(
                 over.set()
                 settled.notify_all()
 
-    workers = [threading.Thread(target=work, name=f"apply-{n}", daemon=True)
+    workers = [threading.Thread(target=work, name=f"apply-{n}")  # not daemons: exit waits for calls in flight
                for n in range(min(max(1, parallelism), len(ops)))]
     try:
         for worker in workers:
