@@ -209,20 +209,19 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
     """Build one document's value from events, up to and including its DocumentEndEvent.
 
     Run on every event of every manifest, so the container being filled is held in local
-    variables (``cur``, ``is_map``, ``pfx``: its path and a dot, ``index``; ``key``, ``kl``,
-    ``kc``: the key waiting for its value and where it was written) and ``stack`` keeps those of
-    the containers around it. A key already in its mapping is a duplicate: its first line is the
-    mark of its first value (``repeated`` keeps it once a later value's mark replaces it)."""
+    variables (``cur``, ``is_map``, ``pfx``: its path and a dot, ``key_lines``: the line each key
+    was first written on, ``index``; ``key``, ``kl``, ``kc``: the key waiting for its value and
+    where it was written) and ``stack`` keeps those of the containers around it."""
     marks = doc.marks
     file = doc.file
     refused = doc.refused
-    stack: list[tuple[Any, bool, str, int]] = []
-    repeated: dict[tuple[int, str], int] = {}
+    stack: list[tuple[Any, bool, str, dict[str, int], int]] = []
     root: Any = None
     aliases = 0
     cur: Any = None  # the open container (None: at the top of the document)
     is_map = False
     pfx = ""  # the path of cur's entries up to their own key or index
+    key_lines: dict[str, int] = {}
     index = 0
     key: Any = None
     kl = kc = 0
@@ -236,7 +235,7 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
         t = type(ev)
         if t is MappingEndEvent or t is SequenceEndEvent:
             if stack:
-                cur, is_map, pfx, index = stack.pop()
+                cur, is_map, pfx, key_lines, index = stack.pop()
             else:
                 cur, is_map = None, False
             key = None
@@ -256,10 +255,12 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
             key = ev.value
             if key == "var":
                 may_use_variables = True
-            if key in cur:  # written before: its first line is its mark's (kept apart once overwritten)
-                first = repeated.setdefault((id(cur), key), marks[pfx + key][0])
+            first = key_lines.get(key)
+            if first is not None:
                 problems.append(Problem(file, vl, vc, _display(pfx + key),
                                         f"duplicate key '{key}' (first written at line {first}, again at line {vl})"))
+            else:
+                key_lines[key] = vl
             kl, kc = vl, vc
             continue
 
@@ -323,8 +324,9 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
                                         f"nested deeper than {MAX_DEPTH} levels"))
                 raise _AbortFile
             if cur is not None:
-                stack.append((cur, is_map, pfx, index))
+                stack.append((cur, is_map, pfx, key_lines, index))
             cur, is_map, pfx, index = value, t is MappingStartEvent, path + "." if path else "", 0
+            key_lines = {}
 
 
 def _join(prefix: str, key: str) -> str:
