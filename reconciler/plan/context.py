@@ -116,7 +116,6 @@ class Ctx:
     unverified: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    fingerprints: dict[str, str] = field(default_factory=dict)
     pins: dict[str, list[str]] = field(default_factory=dict)
     creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # identity -> id of its create op
     unmanaged: list[Unmanaged] = field(default_factory=list)
@@ -173,9 +172,6 @@ class Ctx:
 
     def pin(self, r: DesiredResource, key: list[str]) -> None:
         """Record what the plan saw of this resource, so a saved plan can detect that live moved."""
-        from reconciler.plan.pins import pin_fingerprint
-
         if r.address in self.renamed:  # what live holds is the resource under its old name
             key = [*key[:-1], self.renamed[r.address]]
         self.pins[r.address] = key
-        self.fingerprints[r.address] = pin_fingerprint(key, self.original or self.live)

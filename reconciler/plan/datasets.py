@@ -71,6 +71,8 @@ def _match(r: DesiredResource, live: list[dict[str, Any]], matched: set[Any] | N
     want: list[dict[str, Any]] = [] if doc.examples is MISSING else doc.examples
     key = None if doc.key is MISSING else doc.key
     out = _Matched()
+    if key and not live and matched is not None and len(matched) == len(want):
+        return out  # every declared example was found equal while reading (their keys are unique)
     if key:
         by_key = {e.get(key): e for e in live if key in e}
         keep: set[str] = set()

@@ -5,6 +5,8 @@ same functions compute both sides (at plan time and when a plan file is applied)
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from reconciler.client.live import integration_essence
@@ -58,3 +60,32 @@ def _examples_digest(examples: list[dict[str, Any]] | None) -> str | None:
 
 def pin_fingerprint(key: list[str], live: LiveState) -> str:
     return fingerprint(pin_value(key, live))
+
+
+class Fingerprints(Mapping[str, str]):
+    """A plan's ``address -> pin_fingerprint``, computed on first use: a plan shown as text never
+    needs them; one saved, shown as JSON or checked for staleness does. ``live`` must not change
+    meanwhile (nothing writes into a ``LiveState`` after its read: a re-read makes a copy)."""
+
+    def __init__(self, pins: Mapping[str, list[str]], live: LiveState) -> None:
+        self._pins = dict(pins)
+        self._live: LiveState | None = live
+        self._values: dict[str, str] | None = None
+        self._lock = threading.Lock()
+
+    def _all(self) -> dict[str, str]:
+        with self._lock:
+            if self._values is None:
+                assert self._live is not None
+                self._values = {address: pin_fingerprint(key, self._live) for address, key in self._pins.items()}
+                self._live = None  # the plan no longer holds the live state
+            return self._values
+
+    def __getitem__(self, address: str) -> str:
+        return self._all()[address]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._pins)

@@ -13,6 +13,7 @@ from reconciler.plan.evaluators import plan_evaluators
 from reconciler.plan.integrations import plan_integrations
 from reconciler.plan.lifecycle import apply_renames, protect
 from reconciler.plan.model import Operation, Plan, PlanOptions
+from reconciler.plan.pins import Fingerprints
 from reconciler.plan.prompts import plan_prompts
 from reconciler.plan.prune import plan_unmanaged
 from reconciler.plan.restrictions import plan_restrictions
@@ -69,7 +70,7 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
         operations=tuple(order([op for op in ctx.ops if not changes_nothing(op)])),
         unverified_secrets=tuple(ctx.unverified),
         warnings=tuple(ctx.warnings),
-        fingerprints=dict(ctx.fingerprints),
+        fingerprints=Fingerprints(ctx.pins, ctx.original or ctx.live),
         pins=dict(ctx.pins),
         scope=manifests.read_scope(),
         manifests=tuple(manifests.paths),
