@@ -20,6 +20,7 @@ import resource
 import sys
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,7 +215,7 @@ def profiled(job: Job) -> dict[str, Any]:
 
     # pyinstrument samples one thread: with parallelism 1 the pools run their work inline instead
     reconciler.client.live.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc,assignment]
-    reconciler.apply.executor.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc,assignment]
+    reconciler.apply.executor._start = _run_inline
     profiler = Profiler(interval=0.0005)
     profiler.start()
     out = run(Job(**{**job.__dict__, "profile": False, "parallelism": 1}))
@@ -241,11 +242,20 @@ def profiled(job: Job) -> dict[str, Any]:
     return out
 
 
+def _run_inline(worker: threading.Thread) -> None:
+    """Run an apply worker in this thread instead of starting it (profiling only: with parallelism
+    1 the one worker sends every call, then the phase is over)."""
+    worker.run()
+
+
 class InlineExecutor:
-    """A ``ThreadPoolExecutor`` stand-in that runs each task as it is submitted (profiling only)."""
+    """A ``ThreadPoolExecutor`` stand-in that runs each task in the submitting thread (profiling
+    only). A task submitted by a running task (``live.run_tasks`` submits follow-ups while holding
+    its lock) is queued and run after it, as a pool's worker would take it up later."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
+        self._queue: deque[tuple[Future[Any], Any, tuple[Any, ...]]] = deque()
+        self._draining = False
 
     def __enter__(self) -> InlineExecutor:
         return self
@@ -255,10 +265,18 @@ class InlineExecutor:
 
     def submit(self, fn: Any, *args: Any) -> Future[Any]:
         future: Future[Any] = Future()
-        try:
-            future.set_result(fn(*args))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-            future.set_exception(exc)
+        self._queue.append((future, fn, args))
+        if not self._draining:
+            self._draining = True
+            try:
+                while self._queue:
+                    task, call, call_args = self._queue.popleft()
+                    try:
+                        task.set_result(call(*call_args))
+                    except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+                        task.set_exception(exc)
+            finally:
+                self._draining = False
         return future
 
 

@@ -137,8 +137,14 @@ class Telemetry:
 
     def attach(self, http: httpx.Client) -> None:
         """Count every exchange of this httpx client (retries included) by method and status."""
+        children: dict[tuple[str, int], Any] = {}  # the counter of each (method, status), looked up once
+
         def on_response(response: httpx.Response) -> None:
-            self.api_requests.labels(response.request.method, str(response.status_code)).inc()
+            key = (response.request.method, response.status_code)
+            child = children.get(key)
+            if child is None:
+                child = children.setdefault(key, self.api_requests.labels(key[0], str(key[1])))
+            child.inc()
             self.heartbeat = time.monotonic()
 
         hooks = dict(http.event_hooks)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import heapq
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -200,7 +199,15 @@ def _run_phase(
     on_done: Callable[[Outcome], None] | None,
 ) -> None:
     """Event-driven scheduling: each op waits for its in-phase prerequisites (what it depends on,
-    and the previous op of the same resource); ready ops start in plan order."""
+    and the previous op of the same resource); ready ops start in plan order.
+
+    ``parallelism`` worker threads schedule themselves: a worker that finishes a call records its
+    outcome (``on_done``, the dependents it unblocks) and takes the next ready op under one lock, so
+    no thread hands each call to another (a hand-off per call cost more CPU than the scheduling).
+    The main thread only starts the workers and waits; a Ctrl-C there lets the calls in flight
+    finish and starts nothing more."""
+    if not ops:
+        return
     index = {op.id: i for i, op in enumerate(ops)}
     waits_for: dict[str, set[str]] = {}
     dependents: dict[str, list[str]] = {op.id: [] for op in ops}
@@ -214,25 +221,14 @@ def _run_phase(
         for d in pre:
             dependents[d].append(op.id)
     ready = [i for i, op in enumerate(ops) if not waits_for[op.id]]  # a heap of plan positions
-    running: dict[Future[Outcome], Operation] = {}
-    # Kept by the workers themselves, so that a call an interrupt kept out of `running` (or out of
-    # the pool's own list of threads: it may land while `submit` starts a worker) is still waited for.
+    # Kept by the workers themselves under ``settled``: what is being sent (so that an interrupt
+    # waits for it and reports it) and what each call ended with.
     in_flight: set[str] = set()
     ended: dict[str, Outcome] = {}
     settled = threading.Condition()
-
-    def tracked(op: Operation) -> Outcome:
-        with settled:
-            in_flight.add(op.id)  # before `run` looks at `stop`: an interrupt either sees it or stops it
-        outcome = Outcome(op, FAILED, "the call raised unexpectedly")
-        try:
-            outcome = run(op)
-        finally:
-            with settled:
-                in_flight.discard(op.id)
-                ended[op.id] = outcome
-                settled.notify_all()
-        return outcome
+    over = threading.Event()  # the phase is over: every op finished, or a worker failed
+    halted = False  # Ctrl-C: no worker takes another op
+    errors: list[BaseException] = []  # what a worker raised (a bug, or from on_done): raised here
 
     def finish(outcome: Outcome) -> None:
         status[outcome.op.id] = outcome
@@ -251,30 +247,70 @@ def _run_phase(
                 return f"depends on {d}, which was {status[d].status}"
         return "not started: --fail-fast after an earlier failure" if stop.is_set() else None
 
-    with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="apply") as pool:
+    def take() -> Operation | None:
+        """The next op to send (``settled`` held), waiting while prerequisites run; None when the
+        phase is over or halted."""
+        while True:
+            if halted or errors or over.is_set():
+                return None
+            while ready:
+                op = ops[heapq.heappop(ready)]
+                why = blocker(op)
+                if why is not None:
+                    finish(Outcome(op, SKIPPED, why))
+                    continue
+                in_flight.add(op.id)  # before `run` looks at `stop`: an interrupt either sees it or stops it
+                if ready:  # skipping unblocked more than this worker takes: wake idle ones for them
+                    settled.notify(len(ready))
+                return op
+            if not in_flight:  # nothing ready, nothing running: the phase is over
+                over.set()
+                settled.notify_all()
+                return None
+            settled.wait()
+
+    def work() -> None:
         try:
-            while ready or running:
-                while ready and len(running) < max(1, parallelism):
-                    op = ops[heapq.heappop(ready)]
-                    why = blocker(op)
-                    if why is not None:
-                        finish(Outcome(op, SKIPPED, why))
-                        continue
-                    running[pool.submit(tracked, op)] = op
-                if running:
-                    done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        running.pop(fut)
-                        finish(fut.result())
-        except KeyboardInterrupt:
-            # Ctrl-C: a call in flight may already have taken effect, so each is waited for and
-            # reported; nothing new starts (a second Ctrl-C aborts the wait). The interrupt may land
-            # inside ``submit`` (its worker already sending) or before ``running`` holds the future:
-            # waiting for what the workers say is in flight, then reading what they recorded,
-            # reports those calls too.
-            stop.set()
+            while True:
+                with settled:
+                    op = take()
+                    if op is None:
+                        return
+                outcome = Outcome(op, FAILED, "the call raised unexpectedly")
+                try:
+                    outcome = run(op)
+                finally:
+                    with settled:
+                        in_flight.discard(op.id)
+                        ended[op.id] = outcome
+                        if not halted:
+                            finish(outcome)
+                        if not in_flight or halted:  # the phase may be over: every idle worker looks
+                            settled.notify_all()
+                        elif len(ready) > 1:  # this worker takes one of them itself
+                            settled.notify(len(ready) - 1)
+        except BaseException as exc:  # noqa: BLE001 - raised again by the main thread
             with settled:
-                settled.wait_for(lambda: not in_flight)
+                errors.append(exc)
+                over.set()
+                settled.notify_all()
+
+    workers = [threading.Thread(target=work, name=f"apply-{n}")  # not daemons: exit waits for calls in flight
+               for n in range(min(max(1, parallelism), len(ops)))]
+    try:
+        for worker in workers:
+            _start(worker)
+        _wait(over)
+    except KeyboardInterrupt:
+        # Ctrl-C: a call in flight may already have taken effect, so each is waited for and
+        # reported; nothing new starts (a second Ctrl-C aborts the wait). The interrupt may land
+        # while the workers are being started (one already sending): waiting for what the workers
+        # say is in flight, then reading what they recorded, reports those calls too.
+        with settled:
+            halted = True
+            stop.set()
+            settled.notify_all()
+            _wait_in_flight(settled, in_flight)
             for op in ops:
                 result = ended.get(op.id)
                 if op.id not in status and result is not None and result.status != SKIPPED:
@@ -282,7 +318,27 @@ def _run_phase(
             for op in ops:
                 if op.id not in status:
                     status[op.id] = Outcome(op, SKIPPED, INTERRUPTED)
-            raise _Interrupted from None
+        raise _Interrupted from None
+    with settled:  # after a worker's error: the others finish their calls first, as a pool would
+        settled.wait_for(lambda: not in_flight)
+    for worker in workers:
+        if worker.is_alive():
+            worker.join()
+    if errors:
+        raise errors[0]
     for op in ops:
         if op.id not in status:  # unreachable: a cycle the planner would have refused
             status[op.id] = Outcome(op, SKIPPED, "its prerequisites never completed")
+
+
+def _start(worker: threading.Thread) -> None:
+    worker.start()
+
+
+def _wait(over: threading.Event) -> None:
+    over.wait()
+
+
+def _wait_in_flight(settled: threading.Condition, in_flight: set[str]) -> None:
+    """Wait (``settled`` held) until no call is in flight."""
+    settled.wait_for(lambda: not in_flight)

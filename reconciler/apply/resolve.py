@@ -27,40 +27,58 @@ def substitute(value: Any, responses: Mapping[str, Any], apply_time: str) -> Any
     returned as it is (a dataset's million examples are not copied to be sent), one that holds one
     is copied; the planned body itself is never changed."""
     if isinstance(value, str):
-        if "${" not in value:
-            return value
-
-        def one(m: Any) -> str:
-            op_id, path = m.group(1), m.group(2)
-            if op_id == "apply_time":
-                return apply_time
-            if op_id not in responses:
-                raise ApplyError(f"reference {m.group(0)} points to an operation that has not run")
-            found = lookup(responses[op_id], path or "")
-            if found is None:
-                raise ApplyError(f"reference {m.group(0)}: the response of {op_id} has no {path}")
-            return str(found)
-
-        return REF_RE.sub(one, value)
-    if isinstance(value, dict):
-        changed: dict[Any, Any] | None = None
-        for k, v in value.items():
-            new = substitute(v, responses, apply_time)
-            if new is not v:
-                if changed is None:
-                    changed = dict(value)
-                changed[k] = new
-        return value if changed is None else changed
-    if isinstance(value, list):
-        changed_list: list[Any] | None = None
-        for i, v in enumerate(value):
-            new = substitute(v, responses, apply_time)
-            if new is not v:
-                if changed_list is None:
-                    changed_list = list(value)
-                changed_list[i] = new
-        return value if changed_list is None else changed_list
+        return _substitute_text(value, responses, apply_time) if "${" in value else value
+    if isinstance(value, dict | list):
+        return _substitute_in(value, responses, apply_time)
     return value
+
+
+def _substitute_text(value: str, responses: Mapping[str, Any], apply_time: str) -> str:
+    def one(m: Any) -> str:
+        op_id, path = m.group(1), m.group(2)
+        if op_id == "apply_time":
+            return apply_time
+        if op_id not in responses:
+            raise ApplyError(f"reference {m.group(0)} points to an operation that has not run")
+        found = lookup(responses[op_id], path or "")
+        if found is None:
+            raise ApplyError(f"reference {m.group(0)}: the response of {op_id} has no {path}")
+        return str(found)
+
+    return REF_RE.sub(one, value)
+
+
+def _substitute_in(container: dict[Any, Any] | list[Any], responses: Mapping[str, Any], apply_time: str) -> Any:
+    if not _holds_ref(container):  # the common case, checked without copying or a call per leaf
+        return container
+    items = container.items() if isinstance(container, dict) else enumerate(container)
+    changed: Any = None
+    for k, v in items:
+        new = substitute(v, responses, apply_time)
+        if new is not v:
+            if changed is None:
+                changed = dict(container) if isinstance(container, dict) else list(container)
+            changed[k] = new
+    return container if changed is None else changed
+
+
+def _holds_ref(container: dict[Any, Any] | list[Any]) -> bool:
+    """Whether a string under ``container`` holds ``${``. Run on every body an apply sends (a
+    dataset's examples too), so the common leaves are checked in the loop, not by a call each."""
+    for v in container.values() if isinstance(container, dict) else container:
+        t = type(v)
+        if t is str:
+            if "${" in v:
+                return True
+        elif t is dict or t is list:
+            if _holds_ref(v):
+                return True
+        elif isinstance(v, str):
+            if "${" in v:
+                return True
+        elif isinstance(v, dict | list) and _holds_ref(v):
+            return True
+    return False
 
 
 def _with_pointer(doc: Any, pointer: str, value: Any) -> Any:

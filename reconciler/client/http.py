@@ -24,7 +24,7 @@ in-process, a real socket):
 - **DELETE** after an ambiguous failure treats a 404 on the retry as success (the first attempt
   did it); ``missing_ok=True`` treats any 404 as success.
 - **Read-only** clients (``drift``) refuse every method but GET before anything is sent.
-- **Bounded concurrency**: at most ``parallelism`` requests are in flight at once (a semaphore
+- **Bounded concurrency**: at most ``parallelism`` requests are in flight at once (a slot taken
   around the exchange, so nested ``map`` calls cannot oversubscribe the connection pool).
 - **Timeouts** on every request (``DEFAULT_TIMEOUT``), and a ``User-Agent`` naming reconciler.
 - **Connect failures say what happened.** A host that does not resolve (DNS), a refused connection,
@@ -41,6 +41,7 @@ in-process, a real socket):
 from __future__ import annotations
 
 import json
+import queue
 import random
 import threading
 import time
@@ -49,7 +50,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 
@@ -207,7 +208,11 @@ class ApiClient:
         self._rng = rng if rng is not None else random.Random()
         self._rng_lock = threading.Lock()
         self._clock = clock
-        self._in_flight = threading.BoundedSemaphore(parallelism)
+        # the slots of the requests in flight: a queue of tokens (C calls; a Semaphore is Python code
+        # that costs more than the rest of this class's work on a request)
+        self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()
+        for _ in range(parallelism):
+            self._slots.put(None)
         self._gate_lock = threading.Lock()
         self._resume_at = float("-inf")
         self._secrets = _secrets_of(http)
@@ -413,8 +418,15 @@ class ApiClient:
             kwargs["headers"] = {"User-Agent": USER_AGENT}
         if self._per_request_timeout:
             kwargs["timeout"] = self.timeout
+        target = path
+        sent_params: dict[str, Any] = {}
         if params:
-            kwargs["params"] = {k: v for k, v in params.items() if v is not None}
+            sent_params = {k: v for k, v in params.items() if v is not None}
+            query = _query_string(path, sent_params)
+            if query is None:
+                kwargs["params"] = sent_params
+            elif query:
+                target = path + "?" + query
         if body is not None:
             if _streamed(body):
                 kwargs["content"] = _json_chunks(body)
@@ -422,14 +434,15 @@ class ApiClient:
             else:
                 kwargs["json"] = body
         self.stats.count_attempt()
-        with self._in_flight:
+        self._slots.get()  # a slot of the ``parallelism`` allowed in flight (waits for one)
+        try:
             try:
-                started = time.perf_counter()
-                response = self.http.request(method, path, **kwargs)
+                started = time.perf_counter() if self._trace else 0.0
+                response = self.http.request(method, target, **kwargs)
                 if self.on_request is not None:
                     self.on_request(method, path)
                 if self._trace:  # -v: every request, as sent (no body, no header)
-                    query = "?" + "&".join(f"{k}={v}" for k, v in kwargs["params"].items()) if params else ""
+                    query = "?" + "&".join(f"{k}={v}" for k, v in sent_params.items()) if params else ""
                     self._event(f"{method} {path}{query} -> {response.status_code} "
                                 f"({(time.perf_counter() - started) * 1000:.0f} ms)")
                 return response
@@ -442,6 +455,8 @@ class ApiClient:
                 return _Failure(_describe(exc), maybe_sent=True)
             except _HTTPX_ERRORS as exc:
                 raise TransportError(self._redact(_describe(exc)), method=method, path=path) from None
+        finally:
+            self._slots.put(None)
 
     def _recover(self, recover: Callable[[], Any | None], method: str, path: str) -> Any | None:
         try:
@@ -616,6 +631,29 @@ def connect_cause(exc: Exception, base_url: httpx.URL) -> tuple[str, bool]:
     if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in text:
         return f"cannot reach {where}: connection refused (nothing listens there)", False
     return f"cannot reach {where}: {_describe(exc)}", False
+
+
+def _query_string(path: str, params: Mapping[str, Any]) -> str | None:
+    """The query httpx would make of ``params`` (``QueryParams``: ``urlencode`` of each value as
+    text, ``true``/``false`` for booleans), built here so that httpx does not parse, merge and
+    re-encode query parameters on every request; None when httpx must merge them itself (the path
+    has a query of its own, or a value is a list)."""
+    if "?" in path:
+        return None
+    pairs: list[tuple[str, str]] = []
+    for k, v in params.items():
+        if v is True:
+            text = "true"
+        elif v is False:
+            text = "false"
+        elif isinstance(v, str):
+            text = v
+        elif isinstance(v, list | tuple):
+            return None
+        else:
+            text = str(v)
+        pairs.append((str(k), text))
+    return urlencode(pairs)
 
 
 def _status_line(response: httpx.Response) -> str:

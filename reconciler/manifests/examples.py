@@ -62,7 +62,7 @@ def read_examples_file(path: str, shown: str, problems: list[Problem]) -> tuple[
     ext = os.path.splitext(path)[1].lower()
     if ext in (".jsonl", ".ndjson"):
         unreadable: list[bool] = []
-        found = _jsonl_lines(_file_lines(path, shown, problems, unreadable), shown, problems)
+        found = _jsonl_blocks(_file_blocks(path, shown, problems, unreadable), shown, problems)
         return None if unreadable else found
     text = read_file(path, shown, problems, yamlload.MAX_EXAMPLES_FILE_BYTES)
     if text is None:
@@ -80,7 +80,7 @@ JSONL_CHUNK = 5000
 
 
 def _jsonl(text: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]]:
-    return _jsonl_lines(_numbered_lines(text), shown, problems)
+    return _jsonl_blocks(_numbered_blocks(text), shown, problems)
 
 
 #: Bytes read from an examples file at a time.
@@ -88,11 +88,12 @@ READ_BLOCK = 1 << 20
 _BOM = b"\xef\xbb\xbf"
 
 
-def _file_lines(path: str, shown: str, problems: list[Problem], unreadable: list[bool]) -> Iterator[tuple[int, str]]:
-    """``enumerate(text.splitlines(), 1)`` of the file's text without its empty lines, read a block
-    at a time (the file is never one string in memory, nor its bytes). When it cannot be read, the
+def _file_blocks(path: str, shown: str, problems: list[Problem],
+                 unreadable: list[bool]) -> Iterator[tuple[int, list[str]]]:
+    """``text.splitlines()`` of the file's text a block at a time, each with the number of its
+    first line (the file is never one string in memory, nor its bytes). When it cannot be read, the
     problem ``read_file`` would report (too big, unreadable, not UTF-8 at a byte offset) is added,
-    ``unreadable`` is marked and the lines stop."""
+    ``unreadable`` is marked and the blocks stop."""
     n = newlines = offset = 0
     rest = b""
     try:
@@ -122,10 +123,10 @@ def _file_lines(path: str, shown: str, problems: list[Problem], unreadable: list
                                             "save the file as UTF-8"))
                     unreadable.append(True)
                     return
-                for line_text in text.splitlines():
-                    n += 1
-                    if line_text.strip():
-                        yield n, line_text
+                lines = text.splitlines()
+                if lines:
+                    yield n + 1, lines
+                n += len(lines)
                 newlines += block.count(b"\n")
                 offset += len(block)
                 if not data:
@@ -135,49 +136,67 @@ def _file_lines(path: str, shown: str, problems: list[Problem], unreadable: list
         unreadable.append(True)
 
 
-def _jsonl_lines(numbered: Iterable[tuple[int, str]], shown: str,
-                 problems: list[Problem]) -> tuple[list[Any], list[int]]:
+def _jsonl_blocks(blocks: Iterable[tuple[int, list[str]]], shown: str,
+                  problems: list[Problem]) -> tuple[list[Any], list[int]]:
+    """The examples of JSONL lines given a block at a time (each block's lines with the number of
+    its first), and the line of each. Blank lines are skipped; the others are decoded
+    ``JSONL_CHUNK`` at a time. A block without a blank line (the common case) is taken whole."""
     examples: list[Any] = []
-    lines: list[int] = []
-    chunk: list[tuple[int, str]] = []
-    for n, line in numbered:
-        if line.strip():
-            chunk.append((n, line))
-            if len(chunk) >= JSONL_CHUNK:
-                _jsonl_chunk(chunk, examples, lines, shown, problems)
-                chunk = []
-    _jsonl_chunk(chunk, examples, lines, shown, problems)
-    return examples, lines
+    numbers: list[int] = []
+    pending: list[str] = []  # lines not decoded yet, and their numbers
+    pending_numbers: list[int] = []
+    for first, block in blocks:
+        if all(map(str.strip, block)):
+            pending += block
+            pending_numbers += range(first, first + len(block))
+        else:
+            for i, line in enumerate(block):
+                if line.strip():
+                    pending.append(line)
+                    pending_numbers.append(first + i)
+        while len(pending) >= JSONL_CHUNK:
+            _jsonl_chunk(pending[:JSONL_CHUNK], pending_numbers[:JSONL_CHUNK], examples, numbers, shown, problems)
+            del pending[:JSONL_CHUNK], pending_numbers[:JSONL_CHUNK]
+    _jsonl_chunk(pending, pending_numbers, examples, numbers, shown, problems)
+    return examples, numbers
 
 
-def _numbered_lines(text: str, block: int = 1 << 20) -> Iterator[tuple[int, str]]:
-    """``enumerate(text.splitlines(), 1)``, a block of about ``block`` characters at a time: each
-    block ends just after a "\\n", which ends a line whatever splits it, so the lines are the same."""
+def _numbered_blocks(text: str, block: int = 1 << 20) -> Iterator[tuple[int, list[str]]]:
+    """``text.splitlines()``, a block of about ``block`` characters at a time, each with the number
+    of its first line: each block ends just after a "\\n", which ends a line whatever splits it, so
+    the lines are the same."""
     n, start, size = 0, 0, len(text)
     while start < size:
         end = text.find("\n", start + block)
         end = size if end < 0 else end + 1
-        for line in text[start:end].splitlines():
-            n += 1
-            yield n, line
+        lines = text[start:end].splitlines()
+        if lines:
+            yield n + 1, lines
+        n += len(lines)
         start = end
 
 
-def _jsonl_chunk(chunk: list[tuple[int, str]], examples: list[Any], lines: list[int], shown: str,
+def _numbered_lines(text: str, block: int = 1 << 20) -> Iterator[tuple[int, str]]:
+    """``enumerate(text.splitlines(), 1)``, a block at a time (``_numbered_blocks``)."""
+    for first, lines in _numbered_blocks(text, block):
+        yield from enumerate(lines, first)
+
+
+def _jsonl_chunk(chunk: list[str], chunk_numbers: list[int], examples: list[Any], numbers: list[int], shown: str,
                  problems: list[Problem]) -> None:
     if not chunk:
         return
     try:  # fast path: the chunk as one array, one call into the C scanner
-        whole = _DECODER.decode("[" + ",".join(line for _, line in chunk) + "]")
+        whole = _DECODER.decode("[" + ",".join(chunk) + "]")
     except ValueError:
         whole = None  # some line is broken: decode line by line to say which
     if isinstance(whole, list) and len(whole) == len(chunk):
         examples.extend(whole)
-        lines.extend(n for n, _ in chunk)
+        numbers.extend(chunk_numbers)
         return
     decode = _DECODER.decode
-    for n, line in chunk:
-        lines.append(n)
+    for n, line in zip(chunk_numbers, chunk, strict=True):
+        numbers.append(n)
         try:
             examples.append(decode(line))
         except json.JSONDecodeError as exc:
@@ -295,28 +314,37 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
     key = out.get("key")
     key = key if isinstance(key, str) and key else None
     seen: dict[Any, int] = {}
+    read_only_a, read_only_b, read_only_c = READ_ONLY_EXAMPLE_FIELDS
+    # run on every example (a million in a large dataset): the common case is checked inline
     for i, ex in enumerate(examples):
-        if ex is BROKEN:
-            continue
-        if not isinstance(ex, dict):
-            if lines is not None:
-                report(i, None, f"expected a JSON object, got {type(ex).__name__}")
-            continue
-        for f in READ_ONLY_EXAMPLE_FIELDS:
-            if f in ex:
-                report(i, f, f"examples must not carry '{f}' (the service assigns it; the API rejects it)")
+        if type(ex) is not dict:
+            if ex is BROKEN:
+                continue
+            if not isinstance(ex, dict):
+                if lines is not None:
+                    report(i, None, f"expected a JSON object, got {type(ex).__name__}")
+                continue
+        if read_only_a in ex or read_only_b in ex or read_only_c in ex:
+            for f in READ_ONLY_EXAMPLE_FIELDS:
+                if f in ex:
+                    report(i, f, f"examples must not carry '{f}' (the service assigns it; the API rejects it)")
         if key is None:
             continue
         if key not in ex:
             report(i, None, f"has no '{key}' field (the dataset key)")
             continue
         value = ex[key]
-        ident = (type(value).__name__, value) if isinstance(value, (str, int, float, bool)) \
+        # a key value's identity: a string is itself (the common case); another scalar is its type
+        # and value (1, 1.0, True and "1" are four values); anything else its canonical JSON
+        t = type(value)
+        ident: Any = value if t is str else (t, value) if t in _SCALAR_TYPES \
             else ("json", json.dumps(value, sort_keys=True))
-        if ident in seen:
-            first = seen[ident]
+        first = seen.setdefault(ident, i)
+        if first != i:
             earlier = f"examples[{first}]" + (f" (line {lines[first]})" if lines is not None else "")
             report(i, key, f"repeats the '{key}' value of {earlier}; key values must be unique")
-        else:
-            seen[ident] = i
     flush()
+
+
+#: Key values compared by type and value (subclasses of these, like enums, by their canonical JSON).
+_SCALAR_TYPES = frozenset({int, float, bool})

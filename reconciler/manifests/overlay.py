@@ -94,7 +94,10 @@ def _secret_position(kind: Any, path: str) -> bool:
 
 def substitute(doc: YamlDocument, variables: Variables, problems: list[Problem]) -> None:
     """Resolve ``{var: NAME}`` and ``${var.NAME}`` in one document, in place. Every substituted
-    path gets a Source with ``via`` in ``doc.extra_sources``."""
+    path gets a Source with ``via`` in ``doc.extra_sources``. A document the parser saw neither
+    a ``var`` key nor a ``${`` in is left as it is (``YamlDocument.may_use_variables``)."""
+    if not doc.may_use_variables:
+        return
     kind = doc.value.get("kind") if isinstance(doc.value, dict) else None
 
     def problem(path: str, message: str) -> None:

@@ -91,6 +91,9 @@ class YamlDocument:
     refused: set[str] = field(default_factory=set)
     #: values written elsewhere (by a Patch, or from a variable): their sources, by dotted path
     extra_sources: dict[str, Source] = field(default_factory=dict)
+    #: whether a ``{var: ...}`` mapping or a ``${`` string may be in it (the parser clears it when
+    #: it saw neither, so variables need not walk the document)
+    may_use_variables: bool = True
 
     def label(self) -> str:
         return f"document {self.index}"
@@ -205,70 +208,91 @@ def _skip_to_document_end(get: Callable[[], Any]) -> None:
 def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -> Any:
     """Build one document's value from events, up to and including its DocumentEndEvent.
 
-    A frame on the stack is ``[container, path_prefix, pending_key, key_mark, key_lines]`` for a
-    mapping (``key_lines`` maps each key to the line it was first written on) and
-    ``[container, path_prefix, next_index]`` for a sequence."""
+    Run on every event of every manifest, so the container being filled is held in local
+    variables (``cur``, ``is_map``, ``pfx``: its path and a dot, ``key_lines``: the line each key
+    was first written on, ``index``; ``key``, ``kl``, ``kc``: the key waiting for its value and
+    where it was written) and ``stack`` keeps those of the containers around it."""
     marks = doc.marks
     file = doc.file
-    stack: list[list[Any]] = []
+    refused = doc.refused
+    stack: list[tuple[Any, bool, str, dict[str, int], int]] = []
     root: Any = None
     aliases = 0
+    cur: Any = None  # the open container (None: at the top of the document)
+    is_map = False
+    pfx = ""  # the path of cur's entries up to their own key or index
+    key_lines: dict[str, int] = {}
+    index = 0
+    key: Any = None
+    kl = kc = 0
+    may_use_variables = False
     ScalarEvent, MappingStartEvent, SequenceStartEvent = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     MappingEndEvent, SequenceEndEvent, AliasEvent = yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.AliasEvent
+    DocumentEndEvent = yaml.DocumentEndEvent
 
     while True:
         ev = get()
         t = type(ev)
         if t is MappingEndEvent or t is SequenceEndEvent:
-            stack.pop()
+            if stack:
+                cur, is_map, pfx, key_lines, index = stack.pop()
+            else:
+                cur, is_map = None, False
+            key = None
             continue
-        if t is yaml.DocumentEndEvent:
+        if t is DocumentEndEvent:
+            doc.may_use_variables = may_use_variables
             return root
         m = ev.start_mark
         vl, vc = m.line + 1, m.column + 1
 
         # A mapping waiting for its next key: this event is the key.
-        if stack and len(top := stack[-1]) == 5 and top[2] is None:
+        if is_map and key is None:
             if t is not ScalarEvent:
-                problems.append(Problem(file, vl, vc, _display(top[1]) or doc.label(),
+                problems.append(Problem(file, vl, vc, _display(pfx[:-1]) or doc.label(),
                                         "mapping keys must be plain strings (complex keys are not supported)"))
                 raise _AbortDocument
             key = ev.value
-            first = top[4].get(key)
+            if key == "var":
+                may_use_variables = True
+            first = key_lines.get(key)
             if first is not None:
-                problems.append(Problem(file, vl, vc, _display(_join(top[1], key)),
+                problems.append(Problem(file, vl, vc, _display(pfx + key),
                                         f"duplicate key '{key}' (first written at line {first}, again at line {vl})"))
             else:
-                top[4][key] = vl
-            top[2] = key
-            top[3] = (vl, vc)
+                key_lines[key] = vl
+            kl, kc = vl, vc
             continue
 
-        # Where this value goes: its parent frame and its dotted path.
-        if not stack:
+        # Where this value goes: its dotted path.
+        if cur is None:
             path = ""
+        elif is_map:
+            path = pfx + key
         else:
-            top = stack[-1]
-            if len(top) == 5:
-                path = top[1] + "." + top[2] if top[1] else top[2]
-            else:
-                path = top[1] + "." + str(top[2]) if top[1] else str(top[2])
+            path = pfx + str(index)
 
         if t is ScalarEvent:
-            reported = len(problems)
-            value: Any = _scalar(ev, file, vl, vc, path or doc.label(), problems)
-            if len(problems) != reported:
-                doc.refused.add(path)
+            tag = ev.tag
+            if "${" in ev.value:
+                may_use_variables = True
+            if not ev.implicit[0] and (tag is None or tag == "!"):  # quoted or block: a string as written
+                value: Any = ev.value
+            else:
+                reported = len(problems)
+                value = _scalar(ev, file, vl, vc, path or doc.label(), problems)
+                if len(problems) != reported:
+                    refused.add(path)
         elif t is MappingStartEvent:
             value = {}
             if ev.tag not in _MAP_TAGS:
                 problems.append(Problem(file, vl, vc, _display(path) or doc.label(), f"unsupported YAML tag {ev.tag}"))
-                doc.refused.add(path)
+                refused.add(path)
         elif t is SequenceStartEvent:
             value = []
             if ev.tag not in _SEQ_TAGS:
                 problems.append(Problem(file, vl, vc, _display(path) or doc.label(), f"unsupported YAML tag {ev.tag}"))
-                doc.refused.add(path)
+                refused.add(path)
         elif t is AliasEvent:
             value = None
             aliases += 1
@@ -276,31 +300,33 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
                 problems.append(Problem(file, vl, vc, _display(path) or doc.label(),
                                         f"YAML aliases are not supported (*{ev.anchor}): write the value out "
                                         "(aliases can expand a small file into a huge document)"))
-            doc.refused.add(path)
+            refused.add(path)
         else:  # pragma: no cover - no other event occurs inside a document
             raise _AbortDocument
 
         # Attach the value and record where it was written.
-        if not stack:
+        if cur is None:
             root = value
             marks[""] = (vl, vc, vl, vc)
-        elif len(top) == 5:
-            top[0][top[2]] = value
-            kl, kc = top[3]
+        elif is_map:
+            cur[key] = value
             marks[path] = (kl, kc, vl, vc)
-            top[2] = None
+            key = None
         else:
-            top[0].append(value)
-            top[2] += 1
+            cur.append(value)
+            index += 1
             marks[path] = (vl, vc, vl, vc)
 
         if t is MappingStartEvent or t is SequenceStartEvent:
-            if len(stack) >= MAX_DEPTH:
+            if len(stack) + (cur is not None) >= MAX_DEPTH:
                 shown = ".".join(path.split(".")[:4])
                 problems.append(Problem(file, vl, vc, (_display(shown) + "...") if path else doc.label(),
                                         f"nested deeper than {MAX_DEPTH} levels"))
                 raise _AbortFile
-            stack.append([value, path, None, None, {}] if t is MappingStartEvent else [value, path, 0])
+            if cur is not None:
+                stack.append((cur, is_map, pfx, key_lines, index))
+            cur, is_map, pfx, index = value, t is MappingStartEvent, path + "." if path else "", 0
+            key_lines = {}
 
 
 def _join(prefix: str, key: str) -> str:

@@ -181,16 +181,16 @@ def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_mor
             release.wait(5)
         return httpx.Response(200, json={"id": "x"})
 
-    real_wait = executor.wait
+    real_wait = executor._wait
 
-    def ctrl_c_while_waiting(*args: Any, **kwargs: Any) -> Any:  # Ctrl-C lands where the executor waits
+    def ctrl_c_while_waiting(over: threading.Event) -> None:  # Ctrl-C lands where the executor waits
         if not release.is_set():
             started.wait(5)
             release.set()
             raise KeyboardInterrupt
-        return real_wait(*args, **kwargs)
+        real_wait(over)
 
-    monkeypatch.setattr(executor, "wait", ctrl_c_while_waiting)
+    monkeypatch.setattr(executor, "_wait", ctrl_c_while_waiting)
     plan = Plan(operations=(op("slow", "PUT", "/v2/slow", {}), op("next", "PUT", "/v2/next", {}, ("slow",)),
                             op("later", "DELETE", "/v2/later", action="delete")))
     report = execute(plan, client(handler), parallelism=2)
@@ -201,34 +201,41 @@ def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_mor
     assert statuses["later"] == (SKIPPED, "not started: interrupted (Ctrl-C)")  # a later phase never began
 
 
-def test_ctrl_c_landing_inside_submit_still_reports_the_call_its_worker_sent(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The interrupt can arrive while ``submit`` starts the first worker, which is already sending:
-    that call is not in the executor's list of futures yet, but it takes effect and is reported."""
+def test_ctrl_c_landing_while_a_worker_starts_still_reports_the_call_it_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interrupt can arrive while the executor starts its workers, the first already sending:
+    that call takes effect and is reported, and nothing more starts."""
     import threading
-    from concurrent.futures import ThreadPoolExecutor
 
-    sent = threading.Event()
+    from reconciler.apply import executor
+
+    sent, release = threading.Event(), threading.Event()
     calls: list[str] = []
     interrupted: list[bool] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         calls.append(request.url.path)
         sent.set()
+        release.wait(5)  # still in flight when the interrupt lands
         return httpx.Response(200, json={"id": "x"})
 
-    real_submit = ThreadPoolExecutor.submit
+    real_start, real_wait_in_flight = executor._start, executor._wait_in_flight
 
-    def submit_then_ctrl_c(self: ThreadPoolExecutor, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        future = real_submit(self, fn, *args, **kwargs)
+    def answer_then_wait(*args: Any) -> None:  # the interrupt is being handled: let the call finish now
+        release.set()
+        real_wait_in_flight(*args)
+
+    monkeypatch.setattr(executor, "_wait_in_flight", answer_then_wait)
+
+    def start_then_ctrl_c(worker: threading.Thread) -> None:
+        real_start(worker)
         if not interrupted:
             interrupted.append(True)
             sent.wait(5)
-            raise KeyboardInterrupt  # before the executor could keep the future
-        return future
+            raise KeyboardInterrupt  # before the executor could start the other workers and wait
 
-    monkeypatch.setattr(ThreadPoolExecutor, "submit", submit_then_ctrl_c)
-    plan = Plan(operations=(op("first", "PUT", "/v2/first", {}), op("second", "PUT", "/v2/second", {})))
-    report = execute(plan, client(handler), parallelism=1)
+    monkeypatch.setattr(executor, "_start", start_then_ctrl_c)
+    plan = Plan(operations=(op("first", "PUT", "/v2/first", {}), op("second", "PUT", "/v2/second", {}, ("first",))))
+    report = execute(plan, client(handler), parallelism=2)
     assert report.interrupted and calls == ["/v2/first"]
     statuses = {o.op.id: (o.status, o.detail) for o in report.outcomes}
     assert statuses["first"] == (APPLIED, None)  # it was sent: reported as applied, not as "not started"

@@ -153,3 +153,41 @@ def test_big_dataset_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
     assert steps["change_1pct"]["converged"] is True and steps["change_1pct"]["failed"] == 0
     assert all(s["ratio"] == round(sum(s["requests"].values()) / s["lower_bound"], 4) for s in steps.values())
     assert "big_dataset" in big.table(result)
+
+
+def test_the_profiling_stand_ins_run_every_task_and_follow_up_in_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The profiled run swaps the read's pool for ``InlineExecutor`` and starts the apply's worker
+    inline: a follow-up submitted while its task holds ``run_tasks``'s lock must wait its turn, not
+    deadlock, and the apply must send every call."""
+    import threading
+
+    import httpx
+
+    from benchmarks import worker
+    from reconciler.apply import executor
+    from reconciler.client import live
+    from reconciler.client.http import ApiClient
+    from reconciler.plan.model import Operation, Plan
+
+    monkeypatch.setattr(live, "ThreadPoolExecutor", worker.InlineExecutor)
+    monkeypatch.setattr(executor, "_start", worker._run_inline)
+    ran: list[str] = []
+    threads: set[int] = set()
+
+    def task(name: str, follow: tuple[str, ...] = ()) -> live.Task:
+        def run() -> list[live.Task]:
+            ran.append(name)
+            threads.add(threading.get_ident())
+            return [task(f) for f in follow]
+        return run
+
+    live.run_tasks([task("a", ("a1", "a2")), task("b", ("b1",))], parallelism=1)
+    assert sorted(ran) == ["a", "a1", "a2", "b", "b1"] and threads == {threading.get_ident()}
+
+    sent: list[str] = []
+    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(
+        lambda r: (sent.append(r.url.path), httpx.Response(200, json={"id": "x"}))[1]))
+    plan = Plan(operations=tuple(Operation(id=n, action="update", kind="Integration", name=n, method="PUT",
+                                           path=f"/v2/{n}", body={}, address=n) for n in ("x", "y")))
+    report = executor.execute(plan, ApiClient(http, max_retries=0), parallelism=1)
+    assert report.ok and sent == ["/v2/x", "/v2/y"]

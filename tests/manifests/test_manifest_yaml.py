@@ -63,6 +63,17 @@ def test_duplicate_keys_name_both_lines(tmp_path: Path) -> None:
         f"{f}:5:1: resource_type: duplicate key 'resource_type' (first written at line 3, again at line 5)"]
 
 
+def test_a_duplicate_key_names_the_line_of_its_own_first_occurrence_whatever_else_has_its_path() -> None:
+    """Under an empty key at the top, ``x`` has the dotted path of the top's own ``x``: the first line
+    of a repeated key is its mapping's, not that of another value written at the same path."""
+    problems: list[yamlload.Problem] = []
+    (doc,) = yamlload.parse_documents('x: 1\n"": {x: 5, x: 6}\nx: 2\n', "d.yaml", problems)
+    assert [p.message for p in problems] == [
+        "duplicate key 'x' (first written at line 2, again at line 2)",
+        "duplicate key 'x' (first written at line 1, again at line 3)"]
+    assert doc.value == {"x": 2, "": {"x": 6}}
+
+
 def test_mapping_keys_are_the_text_written_and_timestamps_stay_strings(tmp_path: Path) -> None:
     f = tmp_path / "d.yaml"
     f.write_text("kind: Dataset\nspace: s\nname: d\nexamples:\n  - {yes: no, 1: 2024-05-01, null: ~}\n",
