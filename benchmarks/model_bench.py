@@ -48,7 +48,9 @@ def measure(scale: str, runs: int, validate_only: bool) -> dict[str, Any]:
     for key, value in SECRET_ENV.items():
         os.environ.setdefault(key, value)
     spec = AccountSpec.at(SCALES[scale])
-    out: dict[str, Any] = {"scale": scale}
+    import reconciler
+
+    out: dict[str, Any] = {"scale": scale, "package": os.path.realpath(os.path.dirname(reconciler.__file__))}
     with tempfile.TemporaryDirectory() as work:
         root = write_manifests(spec, Path(work) / "manifests")
         loads, load_cpu = [], []
@@ -90,12 +92,17 @@ def baseline(ref: str, scale: str, runs: int, validate_only: bool) -> dict[str, 
         subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
         cmd = [sys.executable, "-m", "benchmarks.model_bench", "--scale", scale, "--runs", str(runs),
                "--baseline", "", "--json-only", *(["--validate-only"] if validate_only else [])]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([tree, str(ROOT)])}  # its reconciler, our account
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+        # its reconciler (the working directory comes first on a -m run's path), our account writer
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([tree, str(ROOT)])}
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tree)
         if done.returncode != 0:
             print(f"baseline {ref}: failed: {done.stderr.strip()[-500:]}")
             return None
-        return dict(json.loads(done.stdout.strip().splitlines()[-1]), commit=ref)
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        if not str(figures.get("package", "")).startswith(os.path.realpath(tree)):
+            raise RuntimeError(f"baseline {ref}: measured {figures.get('package')}, not the archive")
+        figures.pop("package")
+        return dict(figures, commit=ref)
 
 
 def main() -> None:
@@ -111,6 +118,7 @@ def main() -> None:
     if args.json_only:
         print(json.dumps(ours))
         return
+    ours.pop("package")
     before = baseline(args.baseline, args.scale, args.runs, args.validate_only) if args.baseline else None
     for name, figures in (("now", ours), (f"before ({args.baseline})", before)):
         if figures is None:

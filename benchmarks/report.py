@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from reconciler.client.settings import DEFAULT_PARALLELISM
+
 RATIO_TARGET = 1.05
 LATENCY_SPEEDUP_TARGET = 6.0
 RSS_TARGET_MB = 400.0
@@ -153,6 +155,15 @@ def table(result: dict[str, Any]) -> str:
             f"(libyaml events of {f['manifest_files']} manifest files {f['yaml_events_s']:g} s + json of "
             f"{f['examples_files']} examples files {f['examples_json_s']:g} s) = {f['cpu_floor_s']:g} s; ours "
             f"{floored.get('cpu_s')} s")
+    single = floored.get("parallelism_1") if floored is not None else None
+    if single is not None and floored is not None:
+        lines.append(
+            f"- {floored['scenario']} with one thread instead of {DEFAULT_PARALLELISM} (same run, same account): CPU "
+            f"{single['cpu_s']:g} s (read {single['read_cpu_s']:g} s, wall {single['wall_s']:g} s) against "
+            f"{floored.get('cpu_s')} s (read {floored.get('phase_cpu', {}).get('read_cpu_s')} s): the threads' "
+            f"contention for the interpreter lock costs {floored.get('cpu_s', 0) - single['cpu_s']:.2f} s of CPU "
+            "here, where the emulator answers in well under a millisecond (pyinstrument, sampling one thread, "
+            "cannot show it)")
     for r in result["rows"]:
         lf = r.get("latency_floor")
         if lf:

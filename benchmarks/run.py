@@ -76,16 +76,16 @@ class Bench:
 
     def measure(self, mode: str, action: str, manifests: Path, *, rate_limit: float | None = None,
                 faults: str | None = None, start: Path, floor: bool = False, urls_out: Path | None = None,
-                profile: bool = False) -> tuple[dict[str, Any], Census]:
+                profile: bool = False, parallelism: int | None = None) -> tuple[dict[str, Any], Census]:
         """One worker run on a copy of ``start``; returns its result (with the emulator's counts)
         and the census of the account afterwards."""
         copy_db(start, self.db)
         with emulator(self.db, rate_limit=rate_limit, faults=faults) as served:
             reset_stats(served.url)
             cpu0 = served.cpu_s()
-            result = run_worker({"mode": mode, "action": action, "manifests": str(manifests), "url": served.url,
-                                 "floor": floor, "urls_out": str(urls_out) if urls_out else None,
-                                 "profile": profile})
+            job = {"mode": mode, "action": action, "manifests": str(manifests), "url": served.url,
+                   "floor": floor, "urls_out": str(urls_out) if urls_out else None, "profile": profile}
+            result = run_worker(job if parallelism is None else {**job, "parallelism": parallelism})
             result["emulator_cpu_s"] = round(served.cpu_s() - cpu0, 2)
             result["server_requests"] = by_method(read_stats(served.url))
         return result, take(self.db)
@@ -130,6 +130,10 @@ class Bench:
                                "bare": str(urls)})
         floor = floor_figures(floored["floor"], bare)
         one["floor"] = floor
+        # the same plan with one thread: what ten threads cost in CPU (their contention for the GIL)
+        single, _ = self.measure("ours", "plan", self.base, start=self.synced_db, parallelism=1)
+        one["parallelism_1"] = {"cpu_s": single["cpu_s"], "wall_s": single["wall_s"],
+                                "read_cpu_s": single["phase_cpu"].get("read_cpu_s")}
         out.append(one)
         chain1 = bounds.read_chain(synced, self.base_set)
 
