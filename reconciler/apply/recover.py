@@ -13,10 +13,9 @@ from typing import Any
 from reconciler.client.http import ApiClient
 from reconciler.model import DatasetVersionObject, EvaluatorVersionObject, PromptVersionObject
 from reconciler.plan.context import canonical
+from reconciler.plan.prompts import VERSION_FIELDS
 
 Recover = Callable[[], Any | None]
-
-_VERSION_FIELDS = ("provider", "model", "input_variable_format", "messages", "invocation_params", "provider_params")
 
 
 def recover_for_patch(client: ApiClient, path: str, body: Any, not_before: datetime) -> Recover | None:
@@ -71,7 +70,7 @@ def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
             newest = client.get(path, {"limit": 1}).get("prompt_versions") or []
             version = PromptVersionObject.read(newest[0], path) if newest else None
             if version is not None and all(canonical(getattr(version, f)) == canonical(body[f])
-                                           for f in _VERSION_FIELDS if f in body):
+                                           for f in VERSION_FIELDS if f in body):
                 return newest[0]  # the answer as the API gave it: later calls refer into it
             return None
 

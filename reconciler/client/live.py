@@ -37,7 +37,6 @@ from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
 from reconciler.model import (
-    ApiObject,
     DatasetObject,
     EvaluatorObject,
     EvaluatorVersionObject,
@@ -387,7 +386,7 @@ ESSENCE_KINDS = ("Integration", "Preset", "Prompt", "PromptVersion", "Dataset", 
                  "Evaluator", "EvaluatorVersion", "ResourceRestriction")
 
 
-def essence(kind: str, obj: Mapping[str, Any] | ApiObject) -> dict[str, Any]:
+def essence(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a live object a manifest can manage, in the API's read names; server-set and
     unknown fields are dropped (a field the service adds later never shows up as drift). A field
     absent live stays absent (never invented). Per kind:
@@ -405,8 +404,6 @@ def essence(kind: str, obj: Mapping[str, Any] | ApiObject) -> dict[str, Any]:
       llm_config's known fields).
     - ResourceRestriction: resource_type, resource_id.
     """
-    if isinstance(obj, ApiObject):  # the fields the API sent (a nested model only in an evaluator version)
-        obj = obj.raw() if kind == "EvaluatorVersion" else {k: getattr(obj, k) for k in obj.model_fields_set}
     if kind == "Integration":
         return _integration(obj)
     if kind == "Preset":
