@@ -329,10 +329,6 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
             key_lines = {}
 
 
-def _join(prefix: str, key: str) -> str:
-    return prefix + "." + key if prefix else key
-
-
 def _display(dotted: str) -> str:
     """``config.request_presets.1.name`` -> ``config.request_presets[1].name``."""
     if not dotted:
