@@ -123,6 +123,7 @@ class DesiredResource:
     aliases: tuple[str, ...] = ()  # former names (Integration, Dataset, Evaluator): renamed in place
     protect: bool = False  # never deleted or replaced by a plan
     doc: Any = field(default=None, compare=False, repr=False)
+    ignore_changes: tuple[str, ...] = ()  # field path globs the plan leaves as they are live (product.md 8)
 
     @property
     def identity(self) -> tuple[str, ...]:
@@ -162,6 +163,8 @@ class Ownership:
     resource_restrictions: tuple[str, ...] = ()
     protect: tuple[str, ...] = ()
     sources: Mapping[str, Source] = field(default_factory=dict)
+    #: ``ignore_changes`` rules: (address globs, field path globs), in the document's order
+    ignore_changes: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
     def owns_integration(self, name: str) -> bool:
         return _matches(self.integrations, name)

@@ -547,10 +547,37 @@ class Document(Strict):
     name: str = Required("The resource's name.", min_length=1)
 
 
+#: Fields that name a resource: never ignored (product.md section 8).
+IDENTITY_FIELDS = ("kind", "name", "space", "type")
+_FIELD_PATH = re.compile(r"[^.\s]+(\.[^.\s]+)*\Z")
+
+
+def _field_paths(paths: list[str]) -> list[str]:
+    found: list[RuleProblem] = []
+    for i, path in enumerate(paths):
+        if not _FIELD_PATH.match(path):
+            found.append(((i,), "a field path is the manifest's field names, dotted (version.labels); "
+                                "* matches one segment", False))
+        elif path.split(".")[0] in IDENTITY_FIELDS:
+            found.append(((i,), f"'{path.split('.')[0]}' names the resource and cannot be ignored "
+                                f"(identity fields: {', '.join(IDENTITY_FIELDS)})", False))
+    if found:
+        raise rule_error(found)
+    return paths
+
+
+FieldPaths = Annotated[list[Annotated[str, StringConstraints(min_length=1), Field(
+    description="A field path: the manifest's field names, dotted; * matches one segment.")]],
+    AfterValidator(_unique), AfterValidator(_field_paths)]
+_IGNORE_DOC = ("Field paths (dotted manifest field names, * one segment; a list is compared whole) this tree never "
+               "updates nor reports as drift; still sent when the resource is created.")
+
+
 class Resource(Document):
     """A document that declares one resource of the API."""
 
     protect: bool | MISSING = Doc("Never deleted or replaced by any plan (prune, --allow-replace, retention).")
+    ignore_changes: FieldPaths | MISSING = Doc(_IGNORE_DOC, json_schema_extra={"uniqueItems": True})
 
 
 _ALIASES_DOC = ("Former names: a live resource under one of them (and none under `name`) is renamed in place "
@@ -768,6 +795,33 @@ Globs = Annotated[list[Annotated[str, StringConstraints(min_length=1),
                   AfterValidator(_unique)]
 
 
+def _addresses(globs: list[str]) -> list[str]:
+    from reconciler.manifests.messages import suggest
+
+    found: list[RuleProblem] = []
+    for i, glob in enumerate(globs):
+        kind, sep, rest = glob.partition("/")
+        if not sep or not rest:
+            found.append(((i,), "an address glob is KIND/NAME or KIND/SPACE/NAME, e.g. Evaluator/support/*", False))
+        elif kind != "*" and kind not in KINDS:
+            hint = suggest(kind, KINDS)
+            found.append(((i,), f"unknown kind '{kind}' in an address glob"
+                                + (f"; did you mean '{hint}'?" if hint else f" (one of {', '.join(KINDS)})"), False))
+    if found:
+        raise rule_error(found)
+    return globs
+
+
+class IgnoreRule(Strict):
+    """Fields this tree never updates nor reports, on every resource an address glob matches."""
+
+    match: Annotated[list[Annotated[str, StringConstraints(min_length=1), Field(
+        description="An address glob: KIND/NAME or KIND/SPACE/NAME (* ? [..]).")]],
+        AfterValidator(_addresses)] = Required("Address globs of the resources the rule covers.", min_length=1)
+    fields: FieldPaths = Required("Field paths to ignore (dotted manifest field names, * one segment).",
+                                  min_length=1)
+
+
 class Ownership(Document):
     """What this tree owns: --prune deletes only undeclared resources inside
     it, and plan and drift list them as unmanaged. At most one per tree."""
@@ -786,6 +840,8 @@ class Ownership(Document):
     protect: Annotated[Globs, AfterValidator(_protect)] | MISSING = Doc(
         "KIND/NAME globs (KIND/SPACE/NAME for spaced kinds) no plan may delete or replace.",
         json_schema_extra={"uniqueItems": True})
+    ignore_changes: list[IgnoreRule] | MISSING = Doc(
+        "Ignore rules for many resources: address globs (match) x field paths (fields).")
 
 
 #: One entry per kind: adding a kind is a model above and a line here.

@@ -15,7 +15,7 @@ from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
 from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
 
 _HEAD = ("kind", "name", "space")
-_LIFECYCLE = ("aliases", "protect")  # kept as DesiredResource fields, never sent
+_LIFECYCLE = ("aliases", "protect", "ignore_changes")  # kept as DesiredResource fields, never sent
 _INTEGRATION_REF = "template_config.llm_config.integration"
 
 
@@ -115,6 +115,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
                 if "examples" in spec else model
     aliases = value.get("aliases") if model is None else getattr(model, "aliases", MISSING)
     protect = value.get("protect") if model is None else getattr(model, "protect", MISSING)
+    ignored = value.get("ignore_changes") if model is None else getattr(model, "ignore_changes", MISSING)
     return DesiredResource(
         kind=kind,
         name=name,
@@ -124,6 +125,8 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
         aliases=tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else (),
         protect=protect is True,
         doc=model,
+        ignore_changes=tuple(p for p in ignored if isinstance(p, str)) if isinstance(ignored, list)
+        and kind != "Ownership" else (),
     )
 
 
@@ -207,7 +210,7 @@ def ownership_of(resources: list[DesiredResource], problems: list[Problem]) -> O
 
     owner = Ownership(name=doc.name, spaces=strings("spaces"), integrations=strings("integrations"),
                       resource_restrictions=strings("resource_restrictions"), protect=strings("protect"),
-                      sources=doc.sources)
+                      sources=doc.sources, ignore_changes=_ignore_rules(doc.spec.get("ignore_changes")))
     at = _where(doc)
     for r in resources:
         why = _outside(owner, r)
@@ -217,6 +220,14 @@ def ownership_of(resources: list[DesiredResource], problems: list[Problem]) -> O
                                     f"{why}, outside the ownership '{owner.name}' ({at.file}:{at.line}); "
                                     "a tree owns what it declares: add it to the Ownership document"))
     return owner
+
+
+def _ignore_rules(value: Any) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple((tuple(x for x in rule.get("match") or () if isinstance(x, str)),
+                  tuple(x for x in rule.get("fields") or () if isinstance(x, str)))
+                 for rule in value if isinstance(rule, dict))
 
 
 def _outside(owner: Ownership, r: DesiredResource) -> str | None:

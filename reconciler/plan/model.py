@@ -141,6 +141,27 @@ class Unmanaged:
 
 
 @dataclass(frozen=True)
+class Ignored:
+    """A difference an ``ignore_changes`` rule leaves alone: never updated, never drift. ``before``
+    is live, ``after`` what the manifest declares; ``source`` the rule's ``file:line``."""
+
+    address: str
+    path: str
+    before: Any
+    after: Any
+    source: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"address": self.address, "path": self.path, "before": self.before, "after": self.after,
+                "source": self.source}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Ignored:
+        return cls(address=data["address"], path=data["path"], before=data.get("before"), after=data.get("after"),
+                   source=data.get("source"))
+
+
+@dataclass(frozen=True)
 class PlanOptions:
     allow_replace: bool = False
     rotate_secrets: bool = False
@@ -197,6 +218,7 @@ class Plan:
     unmanaged: tuple[Unmanaged, ...] = ()  # undeclared, inside the ownership (not pruned by this plan)
     owner: str | None = None  # the Ownership document's name
     workdir: str = ""  # where a saved plan was made: relative ``manifests`` are found from there too
+    ignored: tuple[Ignored, ...] = ()  # differences ignore_changes leaves alone (counted, never planned)
 
     def __iter__(self) -> Iterator[Operation]:
         return iter(self.operations)
@@ -210,11 +232,13 @@ class Plan:
 
     def summary(self) -> dict[str, int]:
         """Counts by object, not by call: a resource with several update calls counts once; each
-        experiment a retention rule deletes counts as one delete."""
+        experiment a retention rule deletes counts as one delete. ``ignored`` (differences left alone by
+        ignore_changes) is there when there are some."""
         seen: dict[str, set[str]] = {a: set() for a in ACTIONS}
         for op in self.operations:
             seen[op.action].add(op.subject)
-        return {a: len(seen[a]) for a in ACTIONS} | {"unmanaged": len(self.unmanaged)}
+        return ({a: len(seen[a]) for a in ACTIONS} | {"unmanaged": len(self.unmanaged)}
+                | ({"ignored": len(self.ignored)} if self.ignored else {}))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -229,7 +253,7 @@ class Plan:
             "manifests": list(self.manifests),
             "options": self.options.to_json(),
             "unmanaged": [u.to_json() for u in self.unmanaged],
-        } | ({"owner": self.owner} if self.owner else {}) | ({"workdir": self.workdir} if self.workdir else {})
+        } | ({"ignored": [i.to_json() for i in self.ignored]} if self.ignored else {}) | ({"owner": self.owner} if self.owner else {}) | ({"workdir": self.workdir} if self.workdir else {})
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
@@ -248,4 +272,5 @@ class Plan:
             options=PlanOptions.from_json(data.get("options", {})),
             unmanaged=tuple(Unmanaged.from_json(u) for u in data.get("unmanaged", [])),
             owner=data.get("owner"),
+            ignored=tuple(Ignored.from_json(i) for i in data.get("ignored", [])),
         )

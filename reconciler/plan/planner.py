@@ -10,6 +10,7 @@ from reconciler.model import DesiredResource, LiveState, ManifestSet
 from reconciler.plan.context import Ctx, evaluator_doc, integration_doc
 from reconciler.plan.datasets import plan_datasets
 from reconciler.plan.evaluators import plan_evaluators
+from reconciler.plan.ignore import apply_ignores, unmatched_warnings
 from reconciler.plan.integrations import plan_integrations
 from reconciler.plan.lifecycle import apply_renames, protect
 from reconciler.plan.model import Operation, Plan, PlanOptions
@@ -55,6 +56,8 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
               original=live)
     desired = _once_per_space(desired, ctx)
     apply_renames(desired, ctx)
+    desired, ignored = apply_ignores(desired, ctx.live, manifests.ownership)
+    ctx.warnings.extend(unmatched_warnings(desired, manifests.ownership))
     by_kind = {k: [r for r in desired if r.kind == k] for k in KIND_ORDER}
     plan_integrations(by_kind["Integration"], ctx)
     plan_prompts(by_kind["Prompt"], ctx)
@@ -77,6 +80,7 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
         options=options,
         unmanaged=tuple(ctx.unmanaged),
         owner=manifests.ownership.name if manifests.ownership else None,
+        ignored=tuple(ignored),
     )
 
 

@@ -54,8 +54,9 @@ def summary_line(plan: Plan) -> str:
     """The contract's summary line. A replacement is a delete and a create, so it counts in both
     (as Terraform counts it); the line before it names the replacements."""
     s = plan.summary()
+    extra = [f"{s[k]} {k}" for k in ("unmanaged", "ignored") if s.get(k)]
     text = (f"Plan: {s['create'] + s['replace']} to create, {s['update']} to update, "
-            f"{s['delete'] + s['replace']} to delete" + (f"; {s['unmanaged']} unmanaged." if s["unmanaged"] else "."))
+            f"{s['delete'] + s['replace']} to delete" + (f"; {', '.join(extra)}." if extra else "."))
     if s["replace"]:
         consent = "" if plan.options.allow_replace else "; needs --allow-replace"
         text = f"{s['replace']} to replace (delete, then create{consent}).\n" + text
@@ -125,6 +126,15 @@ def unmanaged_heading(plan: Plan) -> str:
     return f"Unmanaged: {len(plan.unmanaged)} not declared, inside {owner} (--prune deletes them):"
 
 
+def ignored_heading(plan: Plan) -> str:
+    return f"Ignored: {len(plan.ignored)} difference{'s' if len(plan.ignored) != 1 else ''} left as live (ignore_changes):"
+
+
+def ignored_lines(plan: Plan) -> list[str]:
+    return [f"  ~ {i.address}: {i.path}: {_fmt(i.before)} (live) vs {_fmt(i.after)} (declared)"
+            + (f"  [{i.source}]" if i.source else "") for i in plan.ignored]
+
+
 def unverified_line(plan: Plan) -> str:
     """The one line about write-only secrets a plan could not compare (``-v`` lists them)."""
     n = len(plan.unverified_secrets)
@@ -140,7 +150,7 @@ def render_text(plan: Plan, colour: bool = False, verbose: bool = False) -> str:
         codes = {"green": "32", "yellow": "33", "red": "31", "magenta": "35"}
         return f"\x1b[{codes[COLOURS[action]]}m{text}\x1b[0m"
 
-    if plan.empty and not plan.unmanaged and not plan.warnings and not verbose:
+    if plan.empty and not plan.unmanaged and not plan.warnings and not plan.ignored and not verbose:
         return in_sync_line(plan) + "\n"
     lines: list[str] = []
     if plan.empty:
@@ -158,6 +168,10 @@ def render_text(plan: Plan, colour: bool = False, verbose: bool = False) -> str:
     if plan.unmanaged:
         lines.append(unmanaged_heading(plan))
         lines.extend(f"  ? {u.address}  ({u.path})" for u in plan.unmanaged)
+        lines.append("")
+    if plan.ignored and verbose:
+        lines.append(ignored_heading(plan))
+        lines.extend(ignored_lines(plan))
         lines.append("")
     for w in plan.warnings:
         lines.append(f"Warning: {w}")
@@ -212,6 +226,11 @@ def render_markdown(plan: Plan) -> str:
         lines.append(f"<details><summary>{_md_escape(unmanaged_heading(plan))}</summary>")
         lines.append("")
         lines.extend(f"- `{u.address}` (`{u.path}`)" for u in plan.unmanaged)
+        lines.extend(["", "</details>", ""])
+    if plan.ignored:
+        lines.append(f"<details><summary>{_md_escape(ignored_heading(plan))}</summary>")
+        lines.append("")
+        lines.extend(f"- {_md_escape(line.strip())}" for line in ignored_lines(plan))
         lines.extend(["", "</details>", ""])
     for w in plan.warnings:
         lines.append(f"> **Warning:** {w}")

@@ -1,0 +1,178 @@
+"""``ignore_changes`` (product.md section 8): field paths a tree never updates nor reports.
+
+Rules come from a resource's own ``ignore_changes`` (field path globs) and from the Ownership
+document's (``match`` address globs x ``fields`` field path globs). A field path is the manifest's
+field names, dotted; ``*`` matches one segment; a rule naming a field also covers what is inside it,
+and a list is compared whole. For a resource that exists live, every ignored field that differs is
+set to its live value (``plan.liveview``) before planning, so the planner sees no difference: nothing
+is sent and nothing is drift; each such field is counted (``Plan.ignored``) with its rule's
+``file:line``. A resource that does not exist yet is created as declared, ignored fields included.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
+from typing import Any
+
+from reconciler.manifests.models import IDENTITY_FIELDS
+from reconciler.model import DesiredResource, LiveState, Ownership
+from reconciler.plan.liveview import ABSENT, FieldEdit, resource_diff
+from reconciler.plan.model import Ignored
+
+
+@dataclass(frozen=True)
+class Rule:
+    field: str  # a field path glob
+    source: str | None  # where the rule is written
+
+
+def path_matches(glob: str, path: str) -> bool:
+    """Whether the field path glob covers ``path`` (the field itself or something inside it)."""
+    g, p = glob.split("."), path.split(".")
+    return len(g) <= len(p) and all(fnmatchcase(a, b) for a, b in zip(p, g, strict=False))
+
+
+def address_matches(glob: str, r: DesiredResource) -> bool:
+    return fnmatchcase(r.address, glob) or (r.space is not None and fnmatchcase(f"{r.kind}/{r.name}", glob))
+
+
+def rules_for(r: DesiredResource, ownership: Ownership | None) -> list[Rule]:
+    rules = [Rule(f, _where(r.source(f"ignore_changes.{i}"))) for i, f in enumerate(r.ignore_changes)]
+    if ownership is not None:
+        for n, (globs, fields) in enumerate(ownership.ignore_changes):
+            if any(address_matches(g, r) for g in globs):
+                rules.extend(Rule(f, _where(ownership.source(f"ignore_changes.{n}.fields.{i}")))
+                             for i, f in enumerate(fields))
+    return [rule for rule in rules if rule.field.split(".")[0] not in IDENTITY_FIELDS]
+
+
+def _where(source: Any) -> str | None:
+    return str(source) if source is not None else None
+
+
+def declared_paths(value: Any, base: str = "") -> Iterator[str]:
+    """Every dotted path of mappings a spec writes (lists are leaves: compared whole)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            path = f"{base}.{k}" if base else str(k)
+            yield path
+            yield from declared_paths(v, path)
+
+
+def unmatched_warnings(resources: Iterable[DesiredResource], ownership: Ownership | None) -> list[str]:
+    """A rule that matches nothing declared: a warning (a typo would otherwise hide silently)."""
+    resources = list(resources)
+    out: list[str] = []
+
+    def covers(glob: str, r: DesiredResource) -> bool:
+        return any(path_matches(glob, p) or path_matches(p, glob) for p in declared_paths(dict(r.spec)))
+
+    for r in resources:
+        for i, f in enumerate(r.ignore_changes):
+            if not covers(f, r):
+                out.append(f"{_where(r.source(f'ignore_changes.{i}')) or r.address}: ignore_changes {f!r} matches "
+                           f"no field {r.address} declares")
+    if ownership is not None:
+        for n, (globs, fields) in enumerate(ownership.ignore_changes):
+            where = _where(ownership.source(f"ignore_changes.{n}")) or f"Ownership/{ownership.name}"
+            matched = [r for r in resources if any(address_matches(g, r) for g in globs)]
+            if not matched:
+                out.append(f"{where}: ignore_changes match {list(globs)} matches no declared resource")
+                continue
+            out.extend(f"{where}: ignore_changes field {f!r} matches no field the matched resources declare"
+                       for f in fields if not any(covers(f, r) for r in matched))
+    return out
+
+
+def apply_ignores(desired: list[DesiredResource], live: LiveState,
+                  ownership: Ownership | None) -> tuple[list[DesiredResource], list[Ignored]]:
+    """The resources with every ignored difference set to its live value, and those differences."""
+    out: list[DesiredResource] = []
+    ignored: list[Ignored] = []
+    for r in desired:
+        rules = rules_for(r, ownership) if (r.ignore_changes or ownership is not None
+                                            and ownership.ignore_changes) else []
+        if not rules:
+            out.append(r)
+            continue
+        diff = resource_diff(r, live)
+        if diff.missing or diff.renamed or not (diff.edits or diff.examples):
+            out.append(r)
+            continue
+        spec = copy.deepcopy(dict(r.spec))
+        touched = False
+        for edit in diff.edits:
+            found = _ignored_edit(edit, rules, spec)
+            if found is not None:
+                ignored.append(Ignored(r.address, edit.path, _shown(edit.new), _shown(edit.old), found.source))
+                touched = True
+        if diff.examples:
+            rule = next((x for x in rules if path_matches(x.field, "examples")), None)
+            if rule is not None:
+                spec.pop("examples", None)
+                ignored.append(Ignored(r.address, "examples", f"{diff.examples.count()} examples differ", None,
+                                       rule.source))
+                touched = True
+        out.append(replace(r, spec=spec, doc=None) if touched else r)
+    return out, ignored
+
+
+def _ignored_edit(edit: FieldEdit, rules: list[Rule], spec: dict[str, Any]) -> Rule | None:
+    """Apply an ignored edit to ``spec`` (the live value, or a deeper part of it); the rule, or None."""
+    for rule in rules:
+        if path_matches(rule.field, edit.path):
+            set_path(spec, edit.path, edit.new)
+            return rule
+    for rule in rules:  # a rule inside a free-form object the planner compares whole
+        if not path_matches(edit.path, rule.field) or not isinstance(edit.old, dict) or not isinstance(edit.new, dict):
+            continue
+        merged = _take_live(copy.deepcopy(edit.old), edit.new, rule.field.split(".")[len(edit.path.split(".")):])
+        if merged is not None:
+            set_path(spec, edit.path, merged)
+            return rule if merged == edit.new else None
+    return None
+
+
+def _take_live(want: dict[str, Any], have: dict[str, Any], glob: list[str]) -> dict[str, Any] | None:
+    """``want`` with the keys ``glob`` covers taken from ``have``; None when it covers none."""
+    head, rest = glob[0], glob[1:]
+    hit = False
+    for k in set(want) | set(have):
+        if not fnmatchcase(k, head):
+            continue
+        if rest and isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
+            sub = _take_live(want[k], have[k], rest)
+            if sub is not None:
+                want[k] = sub
+                hit = True
+            continue
+        hit = True
+        if k in have:
+            want[k] = copy.deepcopy(have[k])
+        else:
+            want.pop(k, None)
+    return want if hit else None
+
+
+def set_path(spec: dict[str, Any], path: str, value: Any) -> None:
+    """Set a dotted path of nested mappings (``ABSENT`` removes the key)."""
+    parts = path.split(".")
+    node = spec
+    for part in parts[:-1]:
+        nxt = node.get(part)
+        if not isinstance(nxt, dict):
+            if value is ABSENT:
+                return
+            nxt = node[part] = {}
+        node = nxt
+    if value is ABSENT:
+        node.pop(parts[-1], None)
+    else:
+        node[parts[-1]] = copy.deepcopy(value)
+
+
+def _shown(value: Any) -> Any:
+    return None if value is ABSENT else value

@@ -1,0 +1,344 @@
+"""What live state says about each field a manifest declares, in the manifest's own shape.
+
+``resource_diff(r, live)`` lists the declared fields whose live value differs *as the planner
+compares them* (scopings and model names as sets, presets by name, a prompt's version fields
+against the latest version, labels that must be on it, examples by key or content), each with the
+value to write so that the planner would see no difference. ``ignore_changes`` (``plan.ignore``)
+uses it to leave a field as it is live; ``reconciler pull`` to write live edits back into the
+manifests. Write-only values (secrets, header values) cannot be read: they are ``notes``, never
+edits. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.client.live import same_example, user_fields
+from reconciler.manifests.models import AgentIntegration, LlmIntegration
+from reconciler.model import DesiredResource, LiveState
+from reconciler.plan.context import canonical, integration_doc
+from reconciler.plan.prompts import VERSION_FIELDS, _norm
+from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
+
+
+class _Absent:
+    """A field live does not have: the edit removes it from the manifest (it becomes unmanaged)."""
+
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+
+@dataclass(frozen=True)
+class FieldEdit:
+    """A declared field whose live value differs: ``old`` as declared, ``new`` as live (``ABSENT``:
+    live has no such field)."""
+
+    path: str
+    old: Any
+    new: Any
+
+
+@dataclass
+class ExamplesEdit:
+    """A dataset's examples as live has them, relative to the declared list: by index."""
+
+    replace: dict[int, dict[str, Any]] = field(default_factory=dict)
+    delete: list[int] = field(default_factory=list)
+    append: list[dict[str, Any]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.replace or self.delete or self.append)
+
+    def count(self) -> int:
+        return len(self.replace) + len(self.delete) + len(self.append)
+
+    def applied(self, examples: list[Any]) -> list[Any]:
+        gone = set(self.delete)
+        out = [self.replace.get(i, e) for i, e in enumerate(examples) if i not in gone]
+        return out + list(self.append)
+
+
+@dataclass
+class ResourceDiff:
+    """How live differs from one declared resource. ``missing``: it does not exist live at all."""
+
+    resource: DesiredResource
+    missing: bool = False
+    renamed: bool = False  # live has it under an alias: the plan renames it, nothing to pull
+    edits: list[FieldEdit] = field(default_factory=list)
+    examples: ExamplesEdit | None = None
+    notes: list[str] = field(default_factory=list)  # write-only differences (never written)
+
+    def __bool__(self) -> bool:
+        return self.missing or bool(self.edits) or bool(self.examples) or bool(self.notes)
+
+
+def resource_diff(r: DesiredResource, live: LiveState) -> ResourceDiff:
+    out = ResourceDiff(r)
+    if r.kind == "Integration":
+        _integration(r, live, out)
+    elif r.kind in ("Prompt", "Dataset", "Evaluator"):
+        space_id = live.space_id(str(r.space))
+        if space_id is None:
+            out.missing = False
+            out.notes.append(f"{r.address}: space {r.space!r} does not exist live")
+            return out
+        tables: dict[str, Mapping[tuple[str, str], Any]] = {
+            "Prompt": live.prompts, "Dataset": live.datasets, "Evaluator": live.evaluators}
+        table = tables[r.kind]
+        found = table.get((space_id, r.name))
+        if found is None:
+            out.renamed = any((space_id, a) in table for a in r.aliases)
+            out.missing = not out.renamed
+            return out
+        {"Prompt": _prompt, "Dataset": _dataset, "Evaluator": _evaluator}[r.kind](r, found, live, out)
+    elif r.kind == "ResourceRestriction":
+        rid = str(r.spec.get("resource_id"))
+        out.missing = not any(k[1] == rid for k in live.restrictions)
+    return out
+
+
+def _set(out: ResourceDiff, path: str, old: Any, new: Any) -> None:
+    out.edits.append(FieldEdit(path, old, new))
+
+
+# ------------------------------------------------------------------ integrations
+
+
+def _integration(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None:
+    doc = integration_doc(r)
+    obj = live.integrations.get((doc.type, r.name))
+    if obj is None:
+        out.renamed = any((doc.type, a) in live.integrations for a in r.aliases)
+        out.missing = not out.renamed
+        return
+    if isinstance(doc, AgentIntegration) and "description" in r.spec and r.spec["description"] != obj.description:
+        _set(out, "description", r.spec["description"], obj.description)
+    if "scopings" in r.spec:
+        _scopings(r, live, obj.scopings or [], out)
+    lcfg = obj.config or {}
+    if isinstance(doc, LlmIntegration) and lcfg.get("provider") != doc.config.provider:
+        out.notes.append(f"{r.address}: config.provider is {lcfg.get('provider')} live (a replacement; not pulled)")
+        return
+    fields: Mapping[str, ConfigField] = AGENT_FIELDS if isinstance(doc, AgentIntegration) \
+        else PROVIDERS[doc.config.provider].fields
+    for name, want in (r.spec.get("config") or {}).items():
+        f = fields.get(name)
+        if f is None:
+            continue
+        path = f"config.{name}"
+        if f.kind is FieldKind.SECRET:
+            if want is not None and not lcfg.get(f.read_name):
+                out.notes.append(f"{r.address}: {path} is write-only: live has none (not written; plan sends it)")
+            elif want is None and lcfg.get(f.read_name):
+                out.notes.append(f"{r.address}: {path} is write-only: live has one (not written)")
+        elif f.kind is FieldKind.HEADERS:
+            if f.read_name == "has_headers":
+                if bool(want) != bool(lcfg.get("has_headers")):
+                    out.notes.append(f"{r.address}: {path} is write-only: live "
+                                     + ("has headers" if lcfg.get("has_headers") else "has none") + " (not written)")
+            elif sorted((want or {}).keys()) != sorted(lcfg.get(f.read_name) or []):
+                out.notes.append(f"{r.address}: {path} is write-only: the live header names are "
+                                 f"{sorted(lcfg.get(f.read_name) or [])} (values cannot be read; not written)")
+        elif f.kind is FieldKind.AUTH:
+            _auth(r, path, want, lcfg.get("auth") or {}, out)
+        elif f.kind is FieldKind.PRESETS:
+            new = _presets(want or [], lcfg.get("request_presets") or [])
+            if new is not None:
+                _set(out, path, want, new)
+        else:
+            have = lcfg.get(f.read_name, ABSENT)
+            if f.kind is FieldKind.STRING_LIST and isinstance(want, list) and isinstance(have, list) \
+                    and sorted(map(str, want)) == sorted(map(str, have)):
+                continue
+            if want != have:
+                _set(out, path, want, have)
+
+
+def _scopings(r: DesiredResource, live: LiveState, have: list[dict[str, Any]], out: ResourceDiff) -> None:
+    want = r.spec["scopings"] or []
+    resolved: set[tuple[Any, Any]] = set()
+    for s in want:
+        if "space" in s:
+            space = next((x for x in live.spaces if x.name == s["space"]), None)
+            if space is None:
+                return  # the planner reports it
+            resolved.add((space.organization_id, space.id))
+        else:
+            resolved.add((s.get("organization_id"), s.get("space_id")))
+    have_set = {(s.get("organization_id"), s.get("space_id")) for s in have}
+    if resolved == have_set:
+        return
+    by_space = {x.id: x for x in live.spaces}
+    by_name = bool(want) and all("space" in s for s in want)
+    new: list[dict[str, Any]] = []
+    for s in have:
+        space = by_space.get(str(s.get("space_id")))
+        if (by_name or not want) and space is not None and space.organization_id == s.get("organization_id"):
+            new.append({"space": space.name})
+        else:
+            new.append({"organization_id": s.get("organization_id"), "space_id": s.get("space_id")})
+    _set(out, "scopings", want, new)
+
+
+def _auth(r: DesiredResource, path: str, want: Mapping[str, Any], have: Mapping[str, Any], out: ResourceDiff) -> None:
+    mode = AUTH_MODES.get(str(want.get("auth_type")))
+    if mode is None or have.get("auth_type") != want.get("auth_type"):
+        out.notes.append(f"{r.address}: {path}.auth_type is {have.get('auth_type')} live; its secrets cannot be "
+                         "read, so the auth is not written")
+        return
+    for name, f in mode.fields.items():
+        if f.write_only:
+            continue
+        value = want.get(name, ABSENT)
+        live_value = have.get(name)
+        if (None if value is ABSENT else value) != live_value:
+            _set(out, f"{path}.{name}", value, ABSENT if live_value is None and value is ABSENT else live_value)
+
+
+def _presets(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
+    """The declared presets as live has them (declared order kept, new ones appended), or None."""
+    by_name = {p.get("name"): p for p in have}
+    out: list[dict[str, Any]] = []
+    differs = {p.get("name") for p in want} != set(by_name)
+    for p in want:
+        lp = by_name.get(p["name"])
+        if lp is None:
+            continue
+        item = dict(p)
+        if "description" in p and p["description"] != lp.get("description"):
+            item["description"] = lp.get("description")
+            differs = True
+        if p.get("config", {}) != lp.get("config"):
+            item["config"] = lp.get("config")
+            differs = True
+        out.append(item)
+    declared = {p.get("name") for p in want}
+    for lp in have:
+        if lp.get("name") not in declared:
+            item = {"name": lp.get("name")}
+            if lp.get("description") is not None:
+                item["description"] = lp.get("description")
+            item["config"] = lp.get("config")
+            out.append(item)
+    return out if differs else None
+
+
+# ------------------------------------------------------------------ prompts
+
+
+def _prompt(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
+    if "description" in r.spec and r.spec["description"] != obj.prompt.description:
+        _set(out, "description", r.spec["description"], obj.prompt.description)
+    if "restricted" in r.spec:
+        restricted = ("PROMPT", obj.id) in live.restrictions
+        if r.spec["restricted"] != restricted:
+            _set(out, "restricted", r.spec["restricted"], restricted)
+    want = r.spec.get("version") or {}
+    latest = obj.latest
+    if latest is None:
+        return
+    changed = False
+    for f in VERSION_FIELDS:
+        if f in want and _norm(f, want[f]) != _norm(f, getattr(latest, f)):
+            new = getattr(latest, f)
+            if f == "messages":
+                new = _norm(f, new)
+            elif new is None:
+                new = {} if f in ("invocation_params", "provider_params") else ABSENT
+            _set(out, f"version.{f}", want[f], new)
+            changed = True
+    if changed and "commit_message" in want and latest.commit_message and want["commit_message"] != latest.commit_message:
+        _set(out, "version.commit_message", want["commit_message"], latest.commit_message)
+    if "labels" in want:
+        have = latest.label_names()
+        if any(label not in have for label in want["labels"]):
+            _set(out, "version.labels", want["labels"], have)
+
+
+# ------------------------------------------------------------------ datasets
+
+
+def _dataset(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
+    want = r.spec.get("examples")
+    if not isinstance(want, list) or obj.examples is None:
+        return
+    key = r.spec.get("key")
+    edit = ExamplesEdit()
+    if key:
+        matched = obj.matched or set()
+        by_key = {e.get(key): e for e in obj.examples if key in e}
+        declared: set[Any] = set()
+        for i, e in enumerate(want):
+            declared.add(canonical(e.get(key)))
+            m = by_key.get(e.get(key))
+            if m is None:
+                if e.get(key) not in matched:
+                    edit.delete.append(i)
+            elif not same_example(m, e):
+                edit.replace[i] = user_fields(m)
+        edit.append = [user_fields(e) for e in obj.examples if canonical(e.get(key)) not in declared]
+    else:
+        pool: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for e in obj.examples:
+            pool[canonical(user_fields(e))].append(e)
+        for i, e in enumerate(want):
+            bucket = pool.get(canonical(e))
+            if bucket:
+                bucket.pop()
+            else:
+                edit.delete.append(i)
+        left = {id(e) for bucket in pool.values() for e in bucket}
+        edit.append = [user_fields(e) for e in obj.examples if id(e) in left]
+    if edit:
+        out.examples = edit
+
+
+# ------------------------------------------------------------------ evaluators
+
+
+def _evaluator(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
+    if "description" in r.spec and r.spec["description"] != obj.evaluator.description:
+        _set(out, "description", r.spec["description"], obj.evaluator.description)
+    tc = r.spec.get("template_config") or {}
+    template = obj.latest.template_config if obj.latest is not None else None
+    have = template.raw() if template is not None else {}
+    names = {str(o.id): name for (t, name), o in live.integrations.items() if t == "LLM"}
+    changed = False
+    for k, v in tc.items():
+        if k == "llm_config" and isinstance(v, dict):
+            hl: dict[str, Any] = have["llm_config"] if isinstance(have.get("llm_config"), dict) else {}
+            for kk, vv in v.items():
+                path = f"template_config.llm_config.{kk}"
+                if kk == "integration":
+                    hid = hl.get("ai_integration_id")
+                    name = names.get(str(hid))
+                    if hid is not None and name != vv:
+                        if name is not None:
+                            _set(out, path, vv, name)
+                        else:
+                            out.notes.append(f"{r.address}: {path}: live names integration id {hid}, which no "
+                                             "LLM integration has (not written)")
+                        changed = True
+                elif hl.get(kk, ABSENT) != vv:
+                    _set(out, path, vv, hl.get(kk, ABSENT))
+                    changed = True
+        elif have.get(k, ABSENT) != v:
+            _set(out, f"template_config.{k}", v, have.get(k, ABSENT))
+            changed = True
+    message = obj.latest.commit_message if obj.latest is not None else None
+    if changed and message and "commit_message" in r.spec and r.spec["commit_message"] != message:
+        _set(out, "commit_message", r.spec["commit_message"], message)
