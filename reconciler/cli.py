@@ -484,9 +484,9 @@ def emulator(
     ))
 
 
-# Registered last: `watch` (reconciler/cli_watch.py) and the options every command shares
+# Registered last: `watch` (reconciler/cli_watch.py), `pull` (reconciler/cli_pull.py) and the options every command shares
 # (--log-format; --metrics-file on plan, apply, drift: reconciler/cli_observe.py).
-from reconciler import cli_watch  # noqa: E402,F401
+from reconciler import cli_pull, cli_watch  # noqa: E402,F401
 from reconciler.cli_observe import install as _install_observe  # noqa: E402
 
 _install_observe(main)

@@ -1,0 +1,86 @@
+"""``reconciler pull``: the command line of ``reconciler.pull`` (registered on the group by cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reconciler.cli import (
+    _connection,
+    _connection_options,
+    _events,
+    _load,
+    _read_progress,
+    _var_options,
+    main,
+)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--write", "write", is_flag=True, help="Write the edits into the files (default: print them as a diff).")
+@click.option("--since", metavar="REF", help="Three-way: a field changed in the tree since this git revision and "
+              "live to another value is a conflict (not written; exit 1).")
+@click.option("--unmanaged-to", "unmanaged_to", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write the unmanaged resources inside the ownership as new manifests in DIR (export's layout).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_var_options
+@_connection_options
+def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: str | None, fmt: str, verbose: bool,
+         quiet: bool, variables: tuple[str, ...], var_files: tuple[str, ...], **kw: Any) -> None:
+    """Turn live edits of declared resources into edits of the manifests, so the next plan is empty.
+    Reads live state with GET only. Exit 0 nothing to pull, 2 differences (shown or written), 1 error
+    or a conflict."""
+    import os
+
+    from reconciler.client.live import read_live
+    from reconciler.export import check_out_dir, export_manifests
+    from reconciler.manifests.loader import manifest_files
+    from reconciler.plan.planner import make_plan
+    from reconciler.pull.engine import Puller
+    from reconciler.pull.since import resources_at
+    from reconciler.workflow import connect
+
+    conn = _connection(kw)
+    manifests = _load(paths, variables, var_files)
+    base = resources_at(since, paths, variables, var_files) if since else None  # before any request
+    if unmanaged_to:
+        check_out_dir(Path(unmanaged_to), False)
+    var_real = {os.path.realpath(v) for v in var_files}
+    files = [f for f in manifest_files(paths, []) if f != "-" and os.path.realpath(f) not in var_real]
+    exported: list[str] = []
+    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+            _read_progress(client, quiet):
+        live = read_live(client, manifests.read_scope(), manifests)
+        if unmanaged_to:
+            unmanaged = [u.address for u in make_plan(manifests, live).unmanaged if u.kind != "ResourceRestriction"]
+            if unmanaged:
+                exported = export_manifests(client, [], Path(unmanaged_to), unmanaged)
+    result = Puller(manifests, live, files, base).run()
+    written = bool(write and result.files)
+    if written:
+        result.write()
+    if fmt == "json":
+        out = result.to_json(written)
+        out["unmanaged_written"] = exported
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        sys.exit(result.exit_code())
+    if write:
+        for e in result.edits:
+            click.echo(f"{e.file}:{e.line}: {e.address}: {e.path or '(document)'}: {e.action}")
+        if result.files:
+            click.echo(f"Pulled {len(result.edits)} edit{'s' if len(result.edits) != 1 else ''} into "
+                       f"{len(result.files)} file{'s' if len(result.files) != 1 else ''}.")
+    else:
+        click.echo(result.diff(), nl=False)
+    for line in exported:
+        click.echo(line)
+    for n in result.not_written:
+        click.echo(f"Not written: {n}", err=True)
+    for c in result.conflicts:
+        click.echo(f"Conflict: {c}", err=True)
+    sys.exit(result.exit_code())
