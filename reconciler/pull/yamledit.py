@@ -142,7 +142,7 @@ class YamlFile:
     def replace(self, doc: Doc, node: Node, value: Any) -> None:
         """Write ``value`` in place of ``node``'s text, in its style where the value allows it."""
         if node.kind in ("map", "seq") and node.style == "block" and isinstance(value, dict | list) and value:
-            text = block(value, node.col - 1, self.newline)
+            text = block(value, node.start - (self.text.rfind("\n", 0, node.start) + 1), self.newline)
             self._splice(node.start, node.end, text)
         elif node.kind == "scalar" and node.style in ("|", ">") and isinstance(value, str):
             self._splice(node.start, node.end, self._block_scalar(node, value))
@@ -334,6 +334,8 @@ def _parse(text: str) -> list[Doc]:
                     node.end = ev.end_mark.index
                 elif node.children:
                     node.end = node.children[-1].end
+                    first = node.children[0]
+                    node.start = first.key_start if node.kind == "map" else text.rfind("-", 0, first.start)
                 pending_key = None
                 continue
             parent = stack[-1] if stack else None
@@ -350,6 +352,8 @@ def _parse(text: str) -> list[Doc]:
                             m.line + 1, m.column + 1, style="flow" if ev.flow_style else "block")
             else:
                 node = Node("alias", m.index, ev.end_mark.index, m.line + 1, m.column + 1)
+            if getattr(ev, "anchor", None) or text.startswith("!", m.index):  # "&a" and "!tag" stay as written
+                node.start = _skip_properties(text, m.index)
             node.key_start, node.key_line, node.key_col = node.start, node.line, node.col
             if parent is None:
                 if doc is not None:
@@ -366,6 +370,16 @@ def _parse(text: str) -> list[Doc]:
     finally:
         loader.dispose()
     return docs
+
+
+def _skip_properties(text: str, index: int) -> int:
+    """Past a node's anchor and tag (``&a !!str value``): where its value is written."""
+    while index < len(text) and text[index] in "&!":
+        while index < len(text) and text[index] not in " \t\r\n":
+            index += 1
+        while index < len(text) and text[index] in " \t\r\n":
+            index += 1
+    return index
 
 
 # ------------------------------------------------------------------ rendering values
