@@ -175,8 +175,8 @@ class YamlFile:
         parent = node.parent
         if parent is None or parent.style == "flow":
             raise EditError("flow collections are rewritten whole")
-        path = self.doc_path(doc, node)
-        self._checks.append((doc.index, path, _GONE))
+        if parent.kind == "map":  # an item's index moves when one before it goes: only keys are checked
+            self._checks.append((doc.index, self.doc_path(doc, node), _GONE))
         if len(parent.children) == 1:
             self._splice(parent.start, parent.end, "{}" if parent.kind == "map" else "[]")
             return
@@ -199,7 +199,13 @@ class YamlFile:
         if parent.kind == "seq":
             indent = _dash_col(self.text, parent.children[0])
         nl = self.newline
-        body = entry(key, value, indent, nl) if key is not None else "- " + item(value, indent + 2, nl)
+        sibling = before or parent.children[-1]
+        if key is not None:
+            body = entry(key, value, indent, nl)
+        elif sibling.style == "flow" and isinstance(value, dict | list):  # items written like their siblings
+            body = "- " + flow_text(value)
+        else:
+            body = "- " + item(value, indent + 2, nl)
         if before is not None:
             at = self.text.rfind("\n", 0, before.key_start) + 1
             self._splice(at, at, " " * indent + body + nl)
