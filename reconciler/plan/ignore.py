@@ -22,6 +22,10 @@ from reconciler.model import DesiredResource, LiveState, Ownership
 from reconciler.plan.liveview import ABSENT, FieldEdit, resource_diff
 from reconciler.plan.model import Ignored
 
+#: Free-form objects the planner compares whole: a rule may name a key inside them.
+FREE_FORM = ("invocation_params", "provider_params", "input_schema", "invocation_parameters", "provider_parameters",
+             "classification_choices")
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -68,7 +72,8 @@ def unmatched_warnings(resources: Iterable[DesiredResource], ownership: Ownershi
     out: list[str] = []
 
     def covers(glob: str, r: DesiredResource) -> bool:
-        return any(path_matches(glob, p) or path_matches(p, glob) for p in declared_paths(dict(r.spec)))
+        return any(path_matches(glob, p) or (p.rpartition(".")[2] in FREE_FORM and path_matches(p, glob))
+                   for p in declared_paths(dict(r.spec)))
 
     for r in resources:
         for i, f in enumerate(r.ignore_changes):

@@ -206,10 +206,14 @@ class Puller:
         self.result.not_written.extend(NotWritten(r.address, "", note.partition(": ")[2] or note)
                                        for note in diff.notes)
         base = self.base.get(r.identity) if self.base is not None else None
-        for edit in diff.edits:
-            if ignored(edit.path) or not self.agreed(r, base, edit.path, edit.old, edit.new):
-                continue
-            self.write(r, edit.path, edit.old, edit.new, None)
+        kept = [e for e in diff.edits if not ignored(e.path)]
+        versioned = any(e.path.startswith("template_config.") or (e.path.startswith("version.") and e.path not in (
+            "version.labels", "version.commit_message")) for e in kept)
+        for edit in kept:
+            if edit.path in ("commit_message", "version.commit_message") and not versioned:
+                continue  # the message follows a version whose fields are pulled, not an ignored one
+            if self.agreed(r, base, edit.path, edit.old, edit.new):
+                self.write(r, edit.path, edit.old, edit.new, None)
         if diff.examples and not ignored("examples"):
             old = list(r.spec.get("examples") or [])
             new = diff.examples.applied(old)

@@ -22,6 +22,8 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Cli:
     monkeypatch.chdir(tmp_path)
 
     def run(*args: str) -> Result:
-        return CliRunner().invoke(main, [*args, "--emulator", str(tmp_path / "live.db")], catch_exceptions=False)
+        offline = args[0] == "validate"
+        return CliRunner().invoke(main, [*args, *(() if offline else ("--emulator", str(tmp_path / "live.db")))],
+                                  catch_exceptions=False)
 
     return run
