@@ -73,6 +73,8 @@ class Conflict:
                 "live": _json(self.live), "source": self.source}
 
     def __str__(self) -> str:
+        if not self.path:  # an edit the file cannot take without touching something else
+            return f"{self.address}: {self.source}"
         where = f" ({self.source})" if self.source else ""
         return (f"{self.address}: {self.path}{where}: changed in the tree and live: base {_show(self.base)}, "
                 f"tree {_show(self.tree)}, live {_show(self.live)}; neither written")
@@ -379,8 +381,12 @@ class Puller:
                             self.write(r, f"{path}.{i1 + n}", old[i1 + n], new[j1 + n], self._child(loc, i1 + n))
                 return True
             return False
-        if not new:
-            return False
+        deleted = {n for tag, i1, i2, j1, j2 in ops if tag == "delete" or (tag == "replace" and i2 - i1 != j2 - j1)
+                   for n in range(i1, i2)}
+        appends = any(tag in ("insert", "replace") and i2 == len(old) and i2 - i1 != j2 - j1
+                      for tag, i1, i2, j1, j2 in ops)
+        if not new or len(deleted) == len(old) or (appends and len(old) - 1 in deleted):
+            return False  # nothing left to anchor new items to: the list is written whole
         for tag, i1, i2, j1, j2 in ops:
             if tag == "equal":
                 continue
