@@ -59,7 +59,7 @@ def child(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def measure(action: str, manifests: Path, db: Path, work: Path) -> dict[str, Any]:
-    run_db = work / "measure.db"
+    run_db = work / f"measure-{action}-{len(list(work.glob('measure-*.db')))}.db"
     copy_db(db, run_db)
     with emulator(run_db) as served:
         env = {**os.environ, **SECRET_ENV, "RECONCILER_API_KEY": "admin-key"}

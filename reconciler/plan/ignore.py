@@ -110,10 +110,10 @@ def apply_ignores(desired: list[DesiredResource], live: LiveState,
         spec = copy.deepcopy(dict(r.spec))
         touched = False
         for edit in diff.edits:
-            found = _ignored_edit(edit, rules, spec)
+            found, modified = _ignored_edit(edit, rules, spec)
+            touched = touched or modified
             if found is not None:
                 ignored.append(Ignored(r.address, edit.path, _shown(edit.new), _shown(edit.old), found.source))
-                touched = True
         if diff.examples:
             rule = next((x for x in rules if path_matches(x.field, "examples")), None)
             if rule is not None:
@@ -125,20 +125,21 @@ def apply_ignores(desired: list[DesiredResource], live: LiveState,
     return out, ignored
 
 
-def _ignored_edit(edit: FieldEdit, rules: list[Rule], spec: dict[str, Any]) -> Rule | None:
-    """Apply an ignored edit to ``spec`` (the live value, or a deeper part of it); the rule, or None."""
+def _ignored_edit(edit: FieldEdit, rules: list[Rule], spec: dict[str, Any]) -> tuple[Rule | None, bool]:
+    """Apply an ignored edit to ``spec`` (the live value, or a deeper part of it): the rule when the
+    whole difference is ignored, and whether ``spec`` changed."""
     for rule in rules:
         if path_matches(rule.field, edit.path):
             set_path(spec, edit.path, edit.new)
-            return rule
+            return rule, True
     for rule in rules:  # a rule inside a free-form object the planner compares whole
         if not path_matches(edit.path, rule.field) or not isinstance(edit.old, dict) or not isinstance(edit.new, dict):
             continue
         merged = _take_live(copy.deepcopy(edit.old), edit.new, rule.field.split(".")[len(edit.path.split(".")):])
         if merged is not None:
             set_path(spec, edit.path, merged)
-            return rule if merged == edit.new else None
-    return None
+            return (rule if merged != edit.old else None), True  # counted when it left something as live
+    return None, False
 
 
 def _take_live(want: dict[str, Any], have: dict[str, Any], glob: list[str]) -> dict[str, Any] | None:

@@ -169,3 +169,42 @@ def test_watch_apply_leaves_a_label_moved_in_the_ui_alone(server: tuple[str, Emu
     assert watcher.value("reconciler_resources", kind="Prompt", state="in_sync") == 1
     assert not [e for e in watcher.events("resource") if e.get("outcome") == "applied"]
     assert watcher.terminate() == 0
+
+
+def test_ignore_rules_on_every_kind_and_glob_segments(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "t.yaml").write_text("""\
+kind: Integration
+name: llm-a
+type: LLM
+ignore_changes: ["config.*"]
+config: {provider: VENDOR_A, api_key: {env: A_KEY}, is_function_calling_enabled: true}
+---
+kind: Dataset
+space: research
+name: golden
+ignore_changes: [examples]
+examples: [{q: one}]
+---
+kind: Prompt
+space: research
+name: p
+ignore_changes: [version.invocation_params.temperature]
+version:
+  commit_message: first
+  provider: VENDOR_A
+  messages: [{role: user, content: hi}]
+  invocation_params: {temperature: 0.2, top_p: 1}
+""")
+    assert cli("apply", "t.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        api.patch_integration("llm-a", {"config": {"is_function_calling_enabled": False}})
+        api.append_examples("research", "golden", [{"q": "two"}])
+        api.new_prompt_version("research", "p", invocation_params={"temperature": 0.9, "top_p": 1})
+    plan = cli("plan", "t.yaml", "--detailed-exitcode")
+    assert plan.exit_code == 0, plan.output
+    assert "; 3 ignored." in plan.output
+    with ui(tmp_path) as api:  # a key the rule does not name is still managed
+        api.new_prompt_version("research", "p", invocation_params={"temperature": 0.9, "top_p": 0.5})
+    changed = cli("plan", "t.yaml", "--format", "json")
+    ops = json.loads(changed.stdout)["operations"]
+    assert [op["body"]["invocation_params"] for op in ops] == [{"temperature": 0.9, "top_p": 1}]
