@@ -223,8 +223,16 @@ def validate(paths: tuple[str, ...], check_secrets: bool, variables: tuple[str, 
 
 
 @main.command()
-def schema() -> None:
-    """Print the JSON Schema of the manifest format."""
+@click.option("--plan", "of_plan", is_flag=True, help="The JSON Schema of the JSON plan (--format json, PLANFILE).")
+def schema(of_plan: bool) -> None:
+    """Print the JSON Schema of the manifest format (of the JSON plan with --plan)."""
+    if of_plan:
+        import json
+
+        from reconciler.plan.schema import plan_json_schema
+
+        click.echo(json.dumps(plan_json_schema(), indent=2))
+        return
     from reconciler.manifests.commands import run_schema
 
     sys.exit(run_schema(click.echo))

@@ -20,7 +20,9 @@ from typing import Any
 
 from reconciler.model import ReadScope
 
-FORMAT_VERSION = "1.0"
+#: Semantic versioning (docs/plan-format.md): MAJOR when a field is removed or changes meaning, MINOR when one
+#: is added (1.1.0: `policy`, `options.excludes`, `options.policies`), PATCH for fixes of the writer.
+FORMAT_VERSION = "1.1.0"
 SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
 REF_RE = re.compile(r"\$\{([^}:]+)(?::([^}]*))?\}")

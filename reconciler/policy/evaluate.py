@@ -149,13 +149,14 @@ class _Activation:
 
 
 def _true(rule: CompiledRule, values: Mapping[str, Any]) -> bool:
+    from celpy.celtypes import BoolType
     from celpy.evaluation import CELEvalError
 
     try:
         result = rule.program.evaluate(dict(values))
     except (CELEvalError, TypeError, ValueError, KeyError, ZeroDivisionError):
         return False
-    return isinstance(result, bool) and bool(result)
+    return isinstance(result, BoolType | bool) and bool(result)  # an error value, or a non-boolean: false
 
 
 def _matches(rule: CompiledRule, s: Subject) -> bool:
