@@ -76,11 +76,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def manifest_shape(r: DesiredResource) -> dict[str, Any]:
+def manifest_shape(r: DesiredResource, keys: frozenset[str] | None = None) -> dict[str, Any]:
+    """The resource as its manifest writes it (secrets as ``(sensitive)``); only ``keys`` when given."""
     head: dict[str, Any] = {"kind": r.kind, "name": r.name}
     if r.space is not None:
         head["space"] = r.space
-    spec: dict[str, Any] = _plain(r.spec)
+    wanted = r.spec if keys is None else {k: r.spec[k] for k in keys if k in r.spec}
+    spec: dict[str, Any] = _plain(wanted)
     return head | spec
 
 
@@ -104,20 +106,21 @@ def _put(doc: Any, path: str, value: Any) -> None:
 
 
 class _Activation:
-    """The CEL values of one subject, each converted on first use."""
+    """The CEL values of one subject, each converted on first use, and only the fields a rule
+    selects (``CompiledRule.selects``)."""
 
     def __init__(self, subject: Subject, desired: DesiredResource | None, plan_value: Any) -> None:
         self.subject = subject
         self.desired = desired
         self.plan_value = plan_value
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[tuple[str, frozenset[str] | None], Any] = {}
 
-    def _after(self) -> Any:
+    def _after(self, keys: frozenset[str] | None) -> Any:
         if self.subject.action == "delete" or self.desired is None:
             return None
-        return manifest_shape(self.desired)
+        return manifest_shape(self.desired, keys)
 
-    def _before(self) -> Any:
+    def _before(self, keys: frozenset[str] | None) -> Any:
         s = self.subject
         if s.action == "create":
             return None
@@ -125,27 +128,30 @@ class _Activation:
             op = s.first
             head = {"kind": op.kind, "name": op.name}
             return head | ({"space": op.space} if op.space else {})
-        doc = copy.deepcopy(manifest_shape(self.desired))
+        doc = copy.deepcopy(manifest_shape(self.desired, keys))
         for c in s.changes:
-            if c.path:
+            if c.path and (keys is None or c.path.split(".", 1)[0] in keys):
                 _put(doc, c.path, c.before)
         return doc
 
-    def _op(self) -> Any:
+    def _op(self, keys: frozenset[str] | None) -> Any:
         s, op = self.subject, self.subject.first
-        return {"action": s.action, "kind": op.kind, "name": op.name, "space": op.space, "address": s.address,
-                "changes": [{"path": c.path, "before": c.before, "after": c.after} for c in s.changes]}
+        out: dict[str, Any] = {"action": s.action, "kind": op.kind, "name": op.name, "space": op.space,
+                               "address": s.address}
+        if keys is None or "changes" in keys:
+            out["changes"] = [{"path": c.path, "before": c.before, "after": c.after} for c in s.changes]
+        return out
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str, keys: frozenset[str] | None) -> Any:
         from celpy.adapter import json_to_cel
 
-        if name not in self._cache:
-            if name == "plan":
-                self._cache[name] = self.plan_value
-            else:
-                self._cache[name] = json_to_cel({"op": self._op, "before": self._before,
-                                                       "after": self._after}[name]())
-        return self._cache[name]
+        if name == "plan":
+            return self.plan_value
+        found = self._cache.get((name, keys), self)
+        if found is self:
+            build = {"op": self._op, "before": self._before, "after": self._after}[name]
+            found = self._cache[(name, keys)] = json_to_cel(build(keys))
+        return found
 
 
 def _true(rule: CompiledRule, values: Mapping[str, Any]) -> bool:
@@ -197,7 +203,7 @@ def evaluate(plan: Plan, rules: Sequence[CompiledRule], manifests: ManifestSet |
                 if rule.program is None:
                     continue
                 values = values or _Activation(s, desired.get(s.first.address), plan_value)
-                if not _true(rule, {name: values.get(name) for name in rule.uses}):
+                if not _true(rule, {name: values.get(name, rule.selects.get(name)) for name in rule.uses}):
                     continue
             verdicts.append(_verdict(rule, s.address))
     return tuple(verdicts)

@@ -15,7 +15,7 @@ A ``fields`` glob that can never match a manifest field of the matched kinds is 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -106,6 +106,9 @@ class CompiledRule:
     condition: str | None = None
     program: Any = field(default=None, compare=False, repr=False)
     uses: frozenset[str] = frozenset()
+    #: per variable, the first-level fields the condition selects (None: the value is used whole), so
+    #: that only those are converted to CEL (a dataset's examples are not, unless asked for)
+    selects: Mapping[str, frozenset[str] | None] = field(default_factory=dict, compare=False)
 
     @property
     def plan_only(self) -> bool:
@@ -149,6 +152,20 @@ def _members(tree: Any) -> Iterator[tuple[list[str], Any]]:
         yield from (m for child in node.children for m in walk(child))
 
     yield from walk(tree)
+
+
+def _selections(ast: Any) -> dict[str, frozenset[str] | None]:
+    """For each variable, the first-level fields its member chains select; None where the variable is
+    also used whole (``before == after``, ``before['x']``, a macro over it)."""
+    idents: dict[str, int] = {}
+    for node in ast.iter_subtrees():
+        if node.data == "ident":
+            idents[str(node.children[0])] = idents.get(str(node.children[0]), 0) + 1
+    chains: dict[str, list[str]] = {}
+    for chain, _ in _members(ast):
+        chains.setdefault(chain[0], []).append(chain[1])
+    return {name: frozenset(chains.get(name, ())) if len(chains.get(name, ())) == count else None
+            for name, count in idents.items() if name in VARIABLES}
 
 
 def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, frozenset[str]]:
@@ -253,7 +270,7 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
                     known = "any kind" if set(kinds) == set(F.all_kinds()) else ", ".join(kinds)
                     ctx.problem((*at, "match", "fields", j), f"'{glob}' matches no manifest field of "
                                 + known + " (field paths are dotted manifest names; * is one segment)")
-        program, uses = None, frozenset[str]()
+        program, uses, selects = None, frozenset[str](), {}
         if rule.condition is not MISSING:
             line, column = ctx.mark((*at, "condition"))
             block = "\n" in rule.condition  # a block scalar (| or >) starts on the line after its key
@@ -265,6 +282,7 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
                                         show(("rules", i, "condition")), message))
 
             program, uses = _check_condition(rule.condition, kinds, say)
+            selects = _selections(program.ast) if program is not None else {}
         line = ctx.mark(at, key=True)[0]
         rules.append(CompiledRule(
             name=rule.name, policy=str(doc.value.get("name")), effect=rule.effect,
@@ -273,7 +291,8 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
             kinds=frozenset(match.kinds) if match.kinds is not MISSING else frozenset(),
             addresses=tuple(match.addresses) if match.addresses is not MISSING else (),
             fields=tuple(match.fields) if match.fields is not MISSING else (),
-            condition=rule.condition if rule.condition is not MISSING else None, program=program, uses=uses))
+            condition=rule.condition if rule.condition is not MISSING else None, program=program, uses=uses,
+            selects=selects))
     return rules if len(problems) == before else []
 
 
