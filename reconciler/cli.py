@@ -212,14 +212,16 @@ def _problems() -> Callable[[str], None]:
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
+@click.option("--policy", "policies", multiple=True, type=click.Path(exists=True), metavar="PATH",
+              help="Check these Policy documents too (a file or a directory; repeatable).")
 @_var_options
-def validate(paths: tuple[str, ...], check_secrets: bool, variables: tuple[str, ...],
+def validate(paths: tuple[str, ...], check_secrets: bool, policies: tuple[str, ...], variables: tuple[str, ...],
              var_files: tuple[str, ...]) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
     from reconciler.manifests.commands import run_validate
 
     sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
-                          err=_problems(), var_assignments=variables, var_files=var_files))
+                          err=_problems(), var_assignments=variables, var_files=var_files, policy_paths=policies))
 
 
 @main.command()

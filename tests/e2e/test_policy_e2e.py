@@ -314,3 +314,12 @@ def test_the_conftest_recipe_is_there_and_reads_the_plan_json() -> None:
     assert "input.operations" in rego and "package main" in rego
     assert "plan manifests --format json" in script and "conftest test" in script
     assert httpx is not None
+
+
+def test_validate_checks_the_policies_of_policy_paths_too(tree: Path, run: Cli, tmp_path: Path) -> None:
+    central = tmp_path / "central.yaml"
+    central.write_text(PRODUCT_POLICY.replace("effect: warn", "effect: warm"))
+    result = run("validate", str(tree), "--policy", str(central))
+    assert result.exit_code == 1 and f"{central}:14:" in result.stderr
+    central.write_text(PRODUCT_POLICY)
+    assert run("validate", str(tree), "--policy", str(central)).exit_code == 0
