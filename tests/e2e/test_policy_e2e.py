@@ -308,6 +308,31 @@ def test_the_conftest_recipe_denies_an_integration_delete(guarded: Path, run: Cl
     assert result.returncode == 1 and "Integration/self-hosted-nim" in result.stdout
 
 
+def rego(rule: str, plan: dict[str, Any]) -> list[str]:
+    """What a rule set of the recipe's Rego says about ``plan`` (OPA's language, run by regopy)."""
+    from regopy import Interpreter
+
+    interpreter = Interpreter()
+    interpreter.add_module("plan", (ROOT / "examples/policy/policy/plan.rego").read_text())
+    interpreter.set_input(plan)
+    answer = json.loads(str(interpreter.query(f"x := data.main.{rule}")))
+    return sorted(answer["bindings"]["x"])
+
+
+def test_the_recipes_rego_rules_judge_the_json_plan(guarded: Path, run: Cli) -> None:
+    pytest.importorskip("regopy")
+    (guarded / "policy.yaml").unlink()
+    move_label(guarded)
+    labels = json.loads(run("plan", str(guarded), "--format", "json").stdout)
+    assert rego("deny", labels) == []
+    assert rego("warn", labels) == ['Prompt/research/summarize-ticket: labels ["production"] -> '
+                                    '["production", "staging"]']
+    drop_integration(guarded)
+    deletes = json.loads(run("plan", str(guarded), "--prune", "--format", "json").stdout)
+    assert rego("deny", deletes) == ["Integration/self-hosted-nim: integrations are deleted by hand, after review "
+                                     "(delete)"]
+
+
 def test_the_conftest_recipe_is_there_and_reads_the_plan_json() -> None:
     rego = (ROOT / "examples/policy/policy/plan.rego").read_text()
     script = (ROOT / "examples/policy/conftest.sh").read_text()
