@@ -348,3 +348,8 @@ def test_validate_checks_the_policies_of_policy_paths_too(tree: Path, run: Cli, 
     assert result.exit_code == 1 and f"{central}:14:" in result.stderr
     central.write_text(PRODUCT_POLICY)
     assert run("validate", str(tree), "--policy", str(central)).exit_code == 0
+
+
+def test_the_central_rules_of_the_recipe_are_valid_policy(tree: Path, run: Cli) -> None:
+    result = run("validate", str(tree), "--policy", str(ROOT / "examples/policy/central.yaml"))
+    assert result.exit_code == 0, result.output
