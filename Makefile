@@ -39,6 +39,7 @@ bench: install
 	$(PY) -m benchmarks.run --scale 1.0 --profile
 	$(PY) -m benchmarks.big
 	$(PY) -m benchmarks.model_bench --write-doc
+	$(PY) -m benchmarks.policy_bench
 	$(PY) -m benchmarks.pull_bench --scale 1.0
 
 soak: install

@@ -20,7 +20,10 @@ from typing import Any
 
 from reconciler.model import ReadScope
 
-FORMAT_VERSION = "1.0"
+#: Semantic versioning (docs/plan-format.md): MAJOR when a field is removed or changes meaning, MINOR when one
+#: is added (1.1.0: `policy`, `options.excludes`, `options.policies`; 1.2.0: `ignored`, `summary.ignored`),
+#: PATCH for fixes of the writer.
+FORMAT_VERSION = "1.2.0"
 SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
 REF_RE = re.compile(r"\$\{([^}:]+)(?::([^}]*))?\}")
@@ -162,6 +165,27 @@ class Ignored:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """A policy rule that fired (product.md section 9): on a resource (``address``), or on the
+    whole plan (``address`` None). ``source`` is the rule's ``file:line``."""
+
+    rule: str
+    effect: str  # deny | require_approval | warn
+    address: str | None
+    message: str
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "effect": self.effect, "address": self.address, "message": self.message,
+                "source": self.source}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Verdict:
+        return cls(rule=str(data["rule"]), effect=str(data["effect"]), address=data.get("address"),
+                   message=str(data.get("message", "")), source=str(data.get("source", "")))
+
+
+@dataclass(frozen=True)
 class PlanOptions:
     allow_replace: bool = False
     rotate_secrets: bool = False
@@ -175,6 +199,8 @@ class PlanOptions:
     resend: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()  # --var NAME=VALUE, as given (a variable is never a secret)
     var_files: tuple[str, ...] = ()  # --var-file paths, as given
+    excludes: tuple[str, ...] = ()  # --exclude address globs: neither planned nor pruned
+    policies: tuple[str, ...] = ()  # --policy paths, as given (apply PLANFILE loads them again)
 
     def rotates(self, address: str) -> bool:
         return self.rotate_secrets or address in self.rotate
@@ -186,7 +212,9 @@ class PlanOptions:
         return {"allow_replace": self.allow_replace, "rotate_secrets": self.rotate_secrets, "prune": self.prune,
                 "allow_empty": self.allow_empty, "version_name": self.version_name, "targets": list(self.targets),
                 "rotate": list(self.rotate), "since": self.since, "resend": list(self.resend),
-                "variables": list(self.variables), "var_files": list(self.var_files)}
+                "variables": list(self.variables), "var_files": list(self.var_files)} \
+            | ({"excludes": list(self.excludes)} if self.excludes else {}) \
+            | ({"policies": list(self.policies)} if self.policies else {})
 
     @classmethod
     def from_json(cls, opts: Mapping[str, Any]) -> PlanOptions:
@@ -202,6 +230,8 @@ class PlanOptions:
             resend=tuple(opts.get("resend", [])),
             variables=tuple(opts.get("variables", [])),
             var_files=tuple(opts.get("var_files", [])),
+            excludes=tuple(opts.get("excludes", [])),
+            policies=tuple(opts.get("policies", [])),
         )
 
 
@@ -219,6 +249,7 @@ class Plan:
     owner: str | None = None  # the Ownership document's name
     workdir: str = ""  # where a saved plan was made: relative ``manifests`` are found from there too
     ignored: tuple[Ignored, ...] = ()  # differences ignore_changes leaves alone (counted, never planned)
+    policy: tuple[Verdict, ...] = ()  # the policy rules that fired (``reconciler.policy``)
 
     def __iter__(self) -> Iterator[Operation]:
         return iter(self.operations)
@@ -253,7 +284,9 @@ class Plan:
             "manifests": list(self.manifests),
             "options": self.options.to_json(),
             "unmanaged": [u.to_json() for u in self.unmanaged],
-        } | ({"ignored": [i.to_json() for i in self.ignored]} if self.ignored else {}) | ({"owner": self.owner} if self.owner else {}) | ({"workdir": self.workdir} if self.workdir else {})
+        } | ({"ignored": [i.to_json() for i in self.ignored]} if self.ignored else {}) \
+            | ({"owner": self.owner} if self.owner else {}) | ({"workdir": self.workdir} if self.workdir else {}) \
+            | ({"policy": [v.to_json() for v in self.policy]} if self.policy else {})
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
@@ -273,4 +306,5 @@ class Plan:
             unmanaged=tuple(Unmanaged.from_json(u) for u in data.get("unmanaged", [])),
             owner=data.get("owner"),
             ignored=tuple(Ignored.from_json(i) for i in data.get("ignored", [])),
+            policy=tuple(Verdict.from_json(v) for v in data.get("policy", [])),
         )
