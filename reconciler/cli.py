@@ -332,7 +332,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         check_plan_secrets(planned, manifests)
         if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):
             raise ReconcilerError("apply cancelled")
-        report, listed = _execute_with_progress(planned, client, conn.parallelism, fail_fast, quiet)
+        report, listed = _execute_with_progress(planned, client, conn.parallelism, fail_fast, quiet, live)
         if not (quiet and report.ok):
             for line in report.lines(list_applied=not listed):
                 click.echo(line)
@@ -407,7 +407,7 @@ def _from_workdir(planned: Any, path: str) -> str:
 
 
 def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool,
-                           quiet: bool) -> tuple[Any, bool]:
+                           quiet: bool, live: Any = None) -> tuple[Any, bool]:
     """Rich progress on a terminal; one line per call as it ends otherwise (CI logs; nothing with
     --quiet). Returns the report and whether the applied calls need no second listing."""
     from reconciler.workflow import run_apply
@@ -418,14 +418,14 @@ def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fas
         with Progress(transient=True) as progress:
             task = progress.add_task("Applying", total=len(planned.operations))
             report = run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
-                               on_done=lambda o: progress.advance(task))
+                               on_done=lambda o: progress.advance(task), live=live)
         return report, False
 
     def done(o: Any) -> None:
         if not quiet:
             click.echo(f"{o.status:8} {o.describe()}" + (f": {o.detail}" if o.detail else ""))
 
-    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast, on_done=done), True
+    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast, on_done=done, live=live), True
 
 
 @main.command()

@@ -62,7 +62,7 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
             op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
                         changes=by_name(ctx, ctx.created(r, {k: v for k, v in {"description": body.get("description"),
                                                                                 **body["version"]}.items()
-                                                             if v is not None})))
+                                                             if v is not None}), r))
             ctx.creates[r.identity] = op.id
             continue
         _update(r, ctx, live, tc, depends)
@@ -87,7 +87,7 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any
     if merged != have or has_ref(tc):
         message = _commit_message(r, "update")
         reused = live.latest is not None and message == live.latest.commit_message
-        changes = by_name(ctx, nested_changes(have, merged, "template_config", source_in(r, _manifest_path)))
+        changes = by_name(ctx, nested_changes(have, merged, "template_config", source_in(r, _manifest_path)), r)
         ctx.op(r, "version", "POST", f"/v2/evaluators/{evaluator_id}/versions",
                body={"commit_message": message, "template_config": merged},
                changes=[*changes, ctx.change(r, "commit_message", None, message)], depends_on=depends,
@@ -95,8 +95,9 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any
                                      "tell the versions apart" if reused else ""))
 
 
-def by_name(ctx: Ctx, changes: list[Change]) -> list[Change]:
-    """A change of ``llm_config.ai_integration_id`` as the manifest says it: the integration by name."""
+def by_name(ctx: Ctx, changes: list[Change], r: DesiredResource | None = None) -> list[Change]:
+    """A change of ``llm_config.ai_integration_id`` as the manifest says it: the integration by name,
+    at the line of ``llm_config.integration`` in ``r``'s manifest (not its parent's)."""
     names = {str(o.id): name for (t, name), o in ctx.live.integrations.items() if t == "LLM"}
     created = {op_id: name for (kind, t, name), op_id in ctx.creates.items() if kind == "Integration" and t == "LLM"}
 
@@ -108,8 +109,14 @@ def by_name(ctx: Ctx, changes: list[Change]) -> list[Change]:
             return names.get(value, value)
         return value
 
-    return [replace(c, path=c.path.replace(INTEGRATION_ID, "llm_config.integration"), before=name_of(c.before),
-                    after=name_of(c.after)) if c.path.endswith(INTEGRATION_ID) else c for c in changes]
+    def source_of(c: Change, path: str) -> str | None:
+        sources = r.sources if r is not None else {}
+        found = sources.get(path) or sources.get(c.path)  # the manifest may name the id itself
+        return str(found) if found is not None else c.source
+
+    return [replace(c, path=(path := c.path.replace(INTEGRATION_ID, "llm_config.integration")),
+                    before=name_of(c.before), after=name_of(c.after), source=source_of(c, path))
+            if c.path.endswith(INTEGRATION_ID) else c for c in changes]
 
 
 def _commit_message(r: DesiredResource, default: str) -> str:
