@@ -133,6 +133,12 @@ def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def _rehearse_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--rehearse", is_flag=True,
+                        help="Rehearse the plan on an in-process replica of the live state read first (no request, "
+                        "no secret); exit 1 on a refusal or when the replica does not converge.")(f)
+
+
 def _connection(kw: dict[str, Any]) -> Any:
     from reconciler.workflow import Connection
 
@@ -213,11 +219,12 @@ def schema() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
+@_rehearse_option
 @_plan_options
 @_var_options
 @_connection_options
 def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
-         quiet: bool, **kw: Any) -> None:
+         quiet: bool, rehearse: bool, **kw: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
     from reconciler.workflow import check_plan_secrets, connect, plan_against, prepare_options
@@ -233,8 +240,9 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
     check_plan_secrets(result, manifests)
-    if not (quiet and _nothing_to_say(result)):
-        click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
+    rehearsal = _rehearse(result, live, manifests, conn.parallelism) if rehearse else None
+    if not (quiet and _nothing_to_say(result)) or (rehearsal is not None and not rehearsal.ok):
+        click.echo(_rendered(render(result, fmt, colour=_colour(), verbose=verbose), fmt, rehearsal), nl=False)
     if out_file:
         try:
             Path(out_file).write_text(replace(result, workdir=os.getcwd()).dumps(), encoding="utf-8")
@@ -243,6 +251,8 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
         if not quiet:
             _say(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", "plan_saved",
                  path=out_file)
+    if rehearsal is not None and not rehearsal.ok:
+        raise ReconcilerError("the rehearsal failed: " + rehearsal.headline().split(": ", 2)[-1])
     sys.exit(2 if detailed_exitcode and not result.empty else 0)
 
 
@@ -279,10 +289,12 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
+@_rehearse_option
 @_plan_options
 @_var_options
 @_connection_options
-def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: bool, quiet: bool, **kw: Any) -> None:
+def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: bool, quiet: bool, rehearse: bool,
+          **kw: Any) -> None:
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
     from reconciler.plan.render import render_text
     from reconciler.workflow import (
@@ -328,6 +340,13 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
             click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
         if planned.empty:
             return
+        if rehearse:  # before any write: a failed rehearsal writes nothing
+            rehearsal = _rehearse(planned, live, manifests, conn.parallelism)
+            click.echo("\n".join(rehearsal.lines()), err=not rehearsal.ok and quiet)
+            if not rehearsal.ok:
+                from reconciler.rehearse import failed
+
+                raise failed(rehearsal)
         check_replacements(planned)
         check_plan_secrets(planned, manifests)
         if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):
@@ -351,6 +370,20 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
             raise not_converged(again)
         if not quiet:
             click.echo("Apply complete: live state matches the manifests.")
+
+
+def _rehearse(planned: Any, live: Any, manifests: Any, parallelism: int) -> Any:
+    from reconciler.rehearse import rehearse
+
+    return rehearse(planned, live, manifests, parallelism=parallelism)
+
+
+def _rendered(text: str, fmt: str, rehearsal: Any) -> str:
+    if rehearsal is None:
+        return text
+    from reconciler.rehearse import render_rehearsed
+
+    return str(render_rehearsed(text, fmt, rehearsal))
 
 
 def _nothing_to_say(plan: Any) -> bool:
