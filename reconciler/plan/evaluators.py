@@ -14,6 +14,7 @@ from reconciler.model import DesiredResource, LiveEvaluator
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import Ctx, evaluator_doc
 from reconciler.plan.model import REF_RE, Change, has_ref, ref
+from reconciler.providers import visible_from
 
 INTEGRATION_ID = "llm_config.ai_integration_id"
 
@@ -51,6 +52,7 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
         if resolved is None:
             continue
         tc, depends = resolved
+        _warn_invisible(r, ctx, space_id)
         live = ctx.live.evaluators.get((space_id, r.name))
         ctx.pin(r, ["Evaluator", space_id, r.name])
         if live is None:
@@ -93,6 +95,35 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any
                changes=[*changes, ctx.change(r, "commit_message", None, message)], depends_on=depends,
                note="new version" + ("; its commit_message is the live version's (reused): write a new one to "
                                      "tell the versions apart" if reused else ""))
+
+
+def _warn_invisible(r: DesiredResource, ctx: Ctx, space_id: str) -> None:
+    """A warning when the integration an evaluator names will not be visible from its space (the
+    API refuses the evaluator with 404): its scopings as this plan leaves them (a create's or
+    update's ``scopings``, else live) against the space."""
+    llm = (r.spec.get("template_config") or {}).get("llm_config") or {}
+    name = llm.get("integration")
+    if not isinstance(name, str):
+        return
+    scopings: Any = None
+    for op in ctx.ops:
+        if op.kind == "Integration" and op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
+                and op.body.get("type", "LLM") == "LLM" and op.method in ("POST", "PATCH"):
+            scopings = op.body["scopings"]
+    live = ctx.live.integrations.get(("LLM", name))
+    if scopings is None:
+        if live is None:
+            return
+        scopings = live.scopings
+    space = next((s for s in ctx.live.spaces if s.id == space_id), None)
+    if space is None or visible_from(scopings, space_id, space.organization_id):
+        return
+    where = r.source("template_config.llm_config.integration")
+    shown = ", ".join(f"space {ctx.live.space_name(s['space_id'])!r}" if s.get("space_id")
+                      else f"organization {s.get('organization_id')!r}" for s in scopings)
+    ctx.warnings.append(f"{r.address}: template_config.llm_config.integration: the LLM integration {name!r} is "
+                        f"scoped to {shown}, so it is not visible from space {ctx.live.space_name(space_id)!r}: "
+                        f"the API will refuse the evaluator (404)" + (f" ({where})" if where else ""))
 
 
 def by_name(ctx: Ctx, changes: list[Change], r: DesiredResource | None = None) -> list[Change]:

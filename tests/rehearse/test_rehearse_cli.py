@@ -212,3 +212,16 @@ def test_a_rehearsal_that_does_not_converge_fails(run: Callable[..., Result], mo
     assert result.exit_code == 1
     assert "1 of 1 call accepted" in result.output and "did NOT converge" in result.output
     assert "still differs after the replica's apply: Integration/fern-llm" in result.output
+
+
+def test_a_plain_plan_warns_that_the_integration_is_not_visible_from_the_evaluators_space(
+        run: Callable[..., Result]) -> None:
+    result = run("plan", "tree.yaml")
+    assert result.exit_code == 0
+    assert ("Warning: Evaluator/moss/judge: template_config.llm_config.integration: the LLM integration "
+            "'fern-llm' is scoped to space 'fern', so it is not visible from space 'moss': the API will refuse "
+            f"the evaluator (404) ({INTEGRATION_LINE})") in result.output
+    (Path.cwd() / "tree.yaml").write_text(SCENARIO.replace("{space: fern}", "{space: moss}"), encoding="utf-8")
+    visible = run("plan", "tree.yaml", "--rehearse")
+    assert visible.exit_code == 0, visible.output
+    assert "Warning" not in visible.output and "Rehearsal: passed" in visible.output
