@@ -342,7 +342,8 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
             return
         if rehearse:  # before any write: a failed rehearsal writes nothing
             rehearsal = _rehearse(planned, live, manifests, conn.parallelism)
-            click.echo("\n".join(rehearsal.lines()), err=not rehearsal.ok and quiet)
+            if not (quiet and rehearsal.ok):
+                click.echo("\n".join(rehearsal.lines()))
             if not rehearsal.ok:
                 from reconciler.rehearse import failed
 

@@ -79,7 +79,8 @@ def account_of(live: LiveState, desired: ManifestSet | None = None, *,
         account["evaluators"].append({**evaluator.evaluator.raw(), "space_id": space_id, "versions": versions})
     lines = [f"{n} {what}" for what, n in unknown.items()]
     lines.append("resources in spaces the manifests do not name are not copied")
-    lines.append("only the resource restrictions the key can list are copied")
+    lines.append("only the resource restrictions the key can list are copied, and the replica writes as an admin "
+                 "key: a key that may not write or manage a space's restrictions is refused only by the real API")
     return Replica(account, lines)
 
 

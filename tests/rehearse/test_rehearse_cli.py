@@ -225,3 +225,15 @@ def test_a_plain_plan_warns_that_the_integration_is_not_visible_from_the_evaluat
     visible = run("plan", "tree.yaml", "--rehearse")
     assert visible.exit_code == 0, visible.output
     assert "Warning" not in visible.output and "Rehearsal: passed" in visible.output
+
+
+def test_apply_of_a_saved_plan_rehearses_it_and_writes_nothing_when_it_fails(
+        run: Callable[..., Result], served: tuple[str, Emulator]) -> None:
+    assert run("plan", "tree.yaml", "--out", "plan.json").exit_code == 0
+    reset(served[1])
+    result = run("apply", "plan.json", "--rehearse")
+    assert result.exit_code == 1
+    assert "refused: Evaluator/moss/judge" in result.output and "'fern-llm'" in result.output
+    assert "nothing was applied" in result.output
+    assert all(key.startswith("GET ") for key in requests(served[1]))
+    assert served[1].store.count("integration") == 0
