@@ -252,7 +252,9 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
             _say(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", "plan_saved",
                  path=out_file)
     if rehearsal is not None and not rehearsal.ok:
-        raise ReconcilerError("the rehearsal failed: " + rehearsal.headline().split(": ", 2)[-1])
+        from reconciler.rehearse import failed
+
+        raise failed(rehearsal)
     sys.exit(2 if detailed_exitcode and not result.empty else 0)
 
 
@@ -347,7 +349,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
             if not rehearsal.ok:
                 from reconciler.rehearse import failed
 
-                raise failed(rehearsal)
+                raise failed(rehearsal, applying=True)
         check_replacements(planned)
         check_plan_secrets(planned, manifests)
         if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):

@@ -156,9 +156,10 @@ def _differences(again: Plan) -> list[str]:
     return out
 
 
-def failed(rehearsal: Rehearsal) -> ReconcilerError:
+def failed(rehearsal: Rehearsal, *, applying: bool = False) -> ReconcilerError:
     """The error a failed rehearsal ends the command with (exit 1)."""
-    return ReconcilerError("the rehearsal failed, so nothing was applied: " + rehearsal.headline().split(": ", 2)[-1])
+    return ReconcilerError("the rehearsal failed" + (", so nothing was applied" if applying else "") + ": "
+                           + rehearsal.headline().split(": ", 2)[-1])
 
 
 def render_rehearsed(text: str, fmt: str, rehearsal: Rehearsal) -> str:
