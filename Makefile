@@ -40,6 +40,7 @@ bench: install
 	$(PY) -m benchmarks.rehearse_bench --scale 1.0
 	$(PY) -m benchmarks.big
 	$(PY) -m benchmarks.model_bench --write-doc
+	$(PY) -m benchmarks.policy_bench
 
 soak: install
 	$(PY) -m tests.soak
