@@ -12,12 +12,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from click.testing import CliRunner, Result
 
 from reconciler.cli import main
 from reconciler.emulator.core import Emulator
 from reconciler.emulator.middleware import request_stats
+from reconciler.plan.schema import plan_json_schema
 
 ENV = {"RECONCILER_API_KEY": "admin-key", "FERN_KEY": "canary-fern-4e1d", "VENDOR_A_KEY": "canary-vendor-a-0b2c",
        "AGENT_TOKEN": "canary-agent-77d0"}
@@ -127,6 +129,9 @@ def test_the_rehearsal_is_the_rehearsal_key_of_a_json_plan(run: Callable[..., Re
     assert refusal["sources"] == [f"template_config.llm_config.integration at {INTEGRATION_LINE}"]
     assert rehearsal["unknown"]
     assert [op["action"] for op in data["operations"]] == ["create", "create"]  # the plan itself is intact
+    schema = plan_json_schema()
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    assert "rehearsal" in schema["properties"]
 
 
 def test_the_rehearsal_is_a_line_at_the_top_of_a_markdown_plan(run: Callable[..., Result]) -> None:
