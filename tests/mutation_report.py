@@ -154,34 +154,33 @@ def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str
         "`tests/mutation_equivalents.toml`). mutmut 3 mutates the bodies of functions only: module-level",
         "tables (`PRUNE_ORDER`, `KIND_ORDER`, pacing's constants, the metric names' defaults) are not mutated.",
         "",
-        "Score = killed / (mutants - equivalent). The target is at least 90% on every module.",
+        "Score = killed / (mutants - equivalent - not run). The target is at least 90% on every module; a",
+        "module with mutants not run was not finished in the time the last run had (its score is partial).",
         "",
-        "| module | part | mutants | killed | equivalent | surviving | score |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| module | part | mutants | killed | equivalent | surviving | not run | score |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for path, r in results.items():
         part = "all" if SCOPE[path] is None else ", ".join(f"`{f}`" for f in SCOPE[path] or ())
         eq = [m for m in r.survived if m in equivalents]
-        live = len(r.survived) - len(eq) + len(r.unchecked)
-        denominator = r.total - len(eq)
+        denominator = r.total - len(eq) - len(r.unchecked)
         score = f"{100 * len(r.killed) / denominator:.1f}%" if denominator else "-"
-        lines.append(f"| `{path}` | {part} | {r.total} | {len(r.killed)} | {len(eq)} | {live} | {score} |")
+        lines.append(f"| `{path}` | {part} | {r.total} | {len(r.killed)} | {len(eq)} | "
+                     f"{len(r.survived) - len(eq)} | {len(r.unchecked)} | {score} |")
     totals = [sum(x) for x in zip(*((r.total, len(r.killed)) for r in results.values()), strict=True)] \
         if results else [0, 0]
     lines += ["", f"In all: {totals[1]} of {totals[0]} mutants killed.", ""]
     lines += ["## Surviving mutants", ""]
     any_survivor = False
     for path, r in results.items():
-        if not r.survived and not r.unchecked:
+        if not r.survived:
             continue
         any_survivor = True
         lines += [f"### `{path}`", ""]
-        for mutant in r.survived + r.unchecked:
+        for mutant in r.survived:
             short = mutant.removeprefix(module_name(path) + ".")
             reason = equivalents.get(mutant)
-            status = f"equivalent: {reason}" if reason else (
-                "not run yet" if mutant in r.unchecked else "**survives** (no test kills it yet)")
-            lines.append(f"- `{short}`: {status}")
+            lines.append(f"- `{short}`: " + (f"equivalent: {reason}" if reason else "**survives**"))
             lines += [f"      {d[:160]}" for d in diff_of(mutant)]
         lines.append("")
     if not any_survivor:
