@@ -234,3 +234,14 @@ def test_a_patch_may_restate_the_kind_and_name_it_targets(tmp_path: Path) -> Non
     patch = "kind: Patch\ntarget: Prompt/p\nspace: research\npatch: {kind: Prompt, name: p, description: x}\n"
     (p,) = load(tmp_path, PROMPT.format(description="d"), patch).of_kind("Prompt")
     assert p.spec["description"] == "x"
+
+
+def test_null_for_a_key_the_target_does_not_have_changes_nothing(tmp_path: Path) -> None:
+    patch = "kind: Patch\ntarget: Prompt/p\nspace: research\npatch: {restricted: null}\n"
+    (p,) = load(tmp_path, PROMPT.format(description="d"), patch).of_kind("Prompt")
+    assert "restricted" not in p.spec and p.spec["description"] == "d"
+
+
+def test_a_patch_without_a_target_is_refused_at_the_document(tmp_path: Path) -> None:
+    problems = refused(tmp_path, PROMPT.format(description="d") + "---\n# overlay\nkind: Patch\npatch: {a: 1}\n")
+    assert problems == ["0.yaml:8:1: Patch (document 2): a Patch needs 'target: KIND/NAME' (the document it changes)"]
