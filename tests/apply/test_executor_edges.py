@@ -278,3 +278,21 @@ def test_an_error_raised_by_a_callback_reaches_the_caller() -> None:
 
     with pytest.raises(RuntimeError, match="^display broke$"):
         execute(Plan(operations=(op("a"), op("b"))), client(Recorder()), parallelism=2, on_done=boom)
+
+
+def test_a_refusal_without_detail_lists_every_change_even_one_named_x() -> None:
+    changes = (Change("config.x", 0, 1, "m.yaml:1"), Change("config.y", 0, 1, "m.yaml:2"))
+    outcome = Outcome(op("a", changes=changes), FAILED, None, http_status=422)
+    assert ApplyReport([outcome]).failure_summary().splitlines()[1] == \
+        "  Integration/a: None -> change config.x at m.yaml:1, config.y at m.yaml:2"
+
+
+def test_the_advice_matches_a_refusal_on_the_last_part_of_a_nested_field_or_a_top_level_one() -> None:
+    nested = (Change("config.auth.api_key", 0, 1, "m.yaml:5"), Change("config.model", 0, 1, "m.yaml:6"))
+    top = (Change("name", "a", "b", "m.yaml:2"), Change("config.model", 0, 1, "m.yaml:6"))
+    lines = ApplyReport([Outcome(op("a", changes=nested), FAILED, "API_KEY is too long", http_status=422),
+                         Outcome(op("b", changes=top), FAILED, "name is taken", http_status=409),
+                         Outcome(op("c", changes=top), FAILED, "name is taken", http_status=400)]
+                        ).failure_summary().splitlines()
+    assert lines[1:3] == ["  Integration/a: API_KEY is too long -> change config.auth.api_key at m.yaml:5",
+                          "  Integration/c: name is taken -> change name at m.yaml:2"]

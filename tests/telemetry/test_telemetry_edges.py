@@ -248,6 +248,20 @@ def test_each_apply_outcome_is_counted_logged_and_passed_on(tmp_path: Path) -> N
     assert all(0 <= e["duration_s"] < 60 and "cycle" not in e for e in events)
 
 
+def test_an_outcome_event_carries_the_cycle_and_the_seconds_since_the_apply_began(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = io.StringIO()
+    t = Telemetry(log_format="json", stream=stream)
+    t.cycle = 3
+    t.heartbeat = 0.0
+    now = iter([100.0, 100.123456, 100.123456])
+    monkeypatch.setattr(telemetry.time, "monotonic", lambda: next(now))
+    t.outcome_sink(None)(Outcome(op("Integration/a", "create", "POST"), "applied"))
+    (event,) = json_lines(stream)
+    assert (event["cycle"], event["duration_s"]) == (3, 0.123)
+    assert t.heartbeat == 100.123456  # an outcome is a sign of life for /healthz
+
+
 def test_an_outcome_sink_with_nothing_after_it_only_counts(tmp_path: Path) -> None:
     t = Telemetry()
     t.outcome_sink(None)(Outcome(op("Integration/a", "delete", "DELETE"), "skipped"))
