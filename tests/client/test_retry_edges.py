@@ -156,3 +156,19 @@ def test_a_post_that_meets_503_and_finds_nothing_is_sent_again_then_gives_up_wit
     assert len(script.requests) == 2
     assert len(asked) == 2
     assert len(clock.sleeps) == 1
+
+
+def test_a_failed_re_read_names_the_write_it_could_not_confirm(make_client: Callable[..., ApiClient],
+                                                               script: Script) -> None:
+    from reconciler.errors import AmbiguousWriteError
+
+    script.then(problem(500, "Internal server error"))
+
+    def recover() -> None:
+        raise TransportError("down", method="GET", path="/v2/things")
+
+    with pytest.raises(AmbiguousWriteError) as info:
+        make_client(script).post("/v2/things", {}, recover=recover)
+    assert (info.value.method, info.value.path) == ("POST", "/v2/things")
+    assert str(info.value) == ("POST /v2/things: the create may or may not have taken effect, and re-reading to find "
+                               "out failed (GET /v2/things: down)")

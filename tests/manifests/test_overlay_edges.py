@@ -245,3 +245,32 @@ def test_null_for_a_key_the_target_does_not_have_changes_nothing(tmp_path: Path)
 def test_a_patch_without_a_target_is_refused_at_the_document(tmp_path: Path) -> None:
     problems = refused(tmp_path, PROMPT.format(description="d") + "---\n# overlay\nkind: Patch\npatch: {a: 1}\n")
     assert problems == ["0.yaml:8:1: Patch (document 2): a Patch needs 'target: KIND/NAME' (the document it changes)"]
+
+
+def test_a_list_a_patch_writes_points_each_of_its_values_at_the_patch_line(tmp_path: Path) -> None:
+    patch = ("kind: Patch\ntarget: Prompt/p\nspace: research\npatch:\n  version:\n    messages:\n"
+             "      - role: user\n        content: '${var.q}'\n")
+    (p,) = load(tmp_path, PROMPT.format(description="d"), patch, var=("q=why",)).of_kind("Prompt")
+    content = p.source("version.messages.0.content")
+    assert content is not None and (content.file.endswith("1.yaml"), content.line, content.via) == (True, 8, "--var q")
+    role = p.source("version.messages.0.role")
+    assert role is not None and (role.line, role.via) == (7, None)
+
+
+def test_a_bad_value_a_patch_writes_is_refused_at_the_patch_line_and_column(tmp_path: Path) -> None:
+    patch = "kind: Patch\ntarget: Integration/i\npatch:\n  config:\n    is_function_calling_enabled: maybe\n"
+    problems = refused(tmp_path, LLM.format(name="i"), patch)
+    assert len(problems) == 1 and problems[0].startswith("1.yaml:5:5: config.is_function_calling_enabled:")
+
+
+def test_a_patch_with_an_unknown_field_is_not_applied_at_all(tmp_path: Path) -> None:
+    patch = "kind: Patch\ntarget: Prompt/nothing\nspace: research\npatch: {description: x}\nextra: 1\n"
+    assert refused(tmp_path, PROMPT.format(description="d"), patch) == [
+        "1.yaml:5:1: extra: unknown field 'extra' in a Patch (it has target, space and patch)"]
+
+
+def test_a_target_is_split_at_its_first_slash(tmp_path: Path) -> None:
+    patch = "kind: Patch\ntarget: Prompt/research/p\nspace: research\npatch: {description: x}\n"
+    assert refused(tmp_path, PROMPT.format(description="d"), patch) == [
+        "1.yaml:2:1: target: no Prompt named 'research/p' in space research is loaded before this patch (paths load "
+        "in order: the base first, then the overlays)"]
