@@ -315,3 +315,26 @@ def test_an_ownership_owns_restrictions_by_type_and_id_or_by_id() -> None:
     assert [u.address for u in plan.unmanaged] == ["ResourceRestriction/DASHBOARD/DB1",
                                                    "ResourceRestriction/PROJECT/PJ1"]
     assert [u.name for u in plan.unmanaged] == ["DASHBOARD DB1", "PROJECT PJ1"]
+
+
+def test_prune_deletes_an_undeclared_evaluator_beside_a_declared_one() -> None:
+    live = state()
+    live.evaluators[(RESEARCH, "kept")] = evaluator(RESEARCH, "kept")
+    live.evaluators[(RESEARCH, "stray")] = evaluator(RESEARCH, "stray")
+    tc = {"name": "f", "template": "t", "llm_config": {"ai_integration_id": "X", "model_name": "m"}}
+    desired = manifests(res("Evaluator", "kept", "research", commit_message="c", template_config=tc),
+                        ownership=Ownership("t", spaces=("research",)))
+    plan = make_plan(desired, live, PRUNE)
+    assert [(op.method, op.path) for op in plan.operations if op.action == "delete"] == [
+        ("DELETE", "/v2/evaluators/E-stray")]
+
+
+def test_pruning_one_space_leaves_a_space_whose_only_resource_is_declared_alone() -> None:
+    live = state()
+    live.datasets[(DEFAULT, "only")] = dataset(DEFAULT, "only")
+    live.datasets[(RESEARCH, "kept")] = dataset(RESEARCH, "kept")
+    live.datasets[(RESEARCH, "stray")] = dataset(RESEARCH, "stray")
+    desired = manifests(res("Dataset", "only", "default", examples=[]), res("Dataset", "kept", "research", examples=[]),
+                        ownership=Ownership("t", spaces=("research", "default")))
+    plan = make_plan(desired, live, PRUNE)
+    assert [op.path for op in plan.operations if op.action == "delete"] == ["/v2/datasets/D-stray"]

@@ -180,6 +180,13 @@ def test_a_plan_sets_declared_resources_in_sync_or_drifted_and_counts_the_unmana
     assert value(t, tmp_path, "reconciler_planned_operations", action="create") == 0
 
 
+def test_unmanaged_resources_of_one_kind_are_counted_together(tmp_path: Path) -> None:
+    t = Telemetry()
+    unmanaged = tuple(Unmanaged(f"Integration/z{i}", "Integration", f"z{i}", f"/v2/integrations/{i}") for i in range(3))
+    t.observe_plan(None, Plan(operations=(), unmanaged=unmanaged))
+    assert value(t, tmp_path, "reconciler_resources", kind="Integration", state="unmanaged") == 3
+
+
 def test_a_kind_that_leaves_the_plan_reads_zero_instead_of_its_old_count(tmp_path: Path) -> None:
     t = Telemetry()
     t.observe_plan(ManifestSet((res("Prompt", "p"),)), Plan(operations=(op("Prompt/research/p", "create", "POST"),)))
