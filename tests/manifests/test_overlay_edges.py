@@ -274,3 +274,20 @@ def test_a_target_is_split_at_its_first_slash(tmp_path: Path) -> None:
     assert refused(tmp_path, PROMPT.format(description="d"), patch) == [
         "1.yaml:2:1: target: no Prompt named 'research/p' in space research is loaded before this patch (paths load "
         "in order: the base first, then the overlays)"]
+
+
+def test_a_value_a_patch_leaves_out_is_reported_at_the_patch_not_at_the_base(tmp_path: Path) -> None:
+    patch = ("kind: Patch\ntarget: Prompt/p\nspace: research\npatch:\n  version:\n    messages:\n"
+             "      - role: user\n")
+    problems = refused(tmp_path, PROMPT.format(description="d"), patch)
+    assert len(problems) == 1 and problems[0].startswith("1.yaml:7:"), problems
+
+
+def test_a_key_a_patch_removes_takes_its_nested_lines_with_it(tmp_path: Path) -> None:
+    base = PROMPT.format(description="d").replace("messages:", "invocation_params: {t: 1}, messages:")
+    patch = ("kind: Patch\ntarget: Prompt/p\nspace: research\npatch:\n  version:\n    invocation_params: null\n"
+             "---\nkind: Patch\ntarget: Prompt/p\nspace: research\npatch:\n  version:\n    invocation_params:\n"
+             "      t: wrong-type-is-fine\n")
+    (p,) = load(tmp_path, base, patch).of_kind("Prompt")
+    source = p.source("version.invocation_params.t")
+    assert source is not None and (source.file.endswith("1.yaml"), source.line) == (True, 14)
