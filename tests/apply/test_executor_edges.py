@@ -296,3 +296,27 @@ def test_the_advice_matches_a_refusal_on_the_last_part_of_a_nested_field_or_a_to
                         ).failure_summary().splitlines()
     assert lines[1:3] == ["  Integration/a: API_KEY is too long -> change config.auth.api_key at m.yaml:5",
                           "  Integration/c: name is taken -> change name at m.yaml:2"]
+
+
+def test_a_create_whose_answer_was_lost_is_found_by_name_and_not_sent_twice() -> None:
+    sent: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(f"{request.method} {request.url.path}")
+        if request.method == "POST":
+            return problem(503)  # made, but the answer was lost
+        return httpx.Response(200, json={"integrations": [{"id": "I9", "name": "n", "type": "LLM"}],
+                                         "pagination": {"has_more": False}})
+
+    plan = Plan(operations=(op("n", "POST", "/v2/integrations", {"type": "LLM", "name": "n"}, action="create"),))
+    report = execute(plan, client(handler, max_retries=2))
+    assert report.ok and report.responses["n"]["id"] == "I9"
+    assert sent == ["POST /v2/integrations", "GET /v2/integrations"]
+
+
+def test_a_bug_in_a_call_reaches_the_caller_as_it_was_raised() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="^boom$"):
+        execute(Plan(operations=(op("a"),)), client(handler), parallelism=2)
