@@ -291,3 +291,14 @@ def test_a_key_a_patch_removes_takes_its_nested_lines_with_it(tmp_path: Path) ->
     (p,) = load(tmp_path, base, patch).of_kind("Prompt")
     source = p.source("version.invocation_params.t")
     assert source is not None and (source.file.endswith("1.yaml"), source.line) == (True, 14)
+
+
+def test_a_patch_giving_a_space_to_an_unspaced_kind_is_not_applied_at_all(tmp_path: Path) -> None:
+    patch = "kind: Patch\ntarget: Integration/nothing\nspace: research\npatch: {description: x}\n"
+    assert refused(tmp_path, LLM.format(name="i"), patch) == [
+        "1.yaml:3:1: space: 'space' does not apply to a Integration"]
+
+
+def test_a_patch_without_patch_is_refused_at_the_document(tmp_path: Path) -> None:
+    assert refused(tmp_path, LLM.format(name="i"), "# overlay\nkind: Patch\ntarget: Integration/i\n") == [
+        "1.yaml:2:1: Patch (document 1): a Patch needs 'patch:', a mapping (JSON Merge Patch)"]
