@@ -320,3 +320,35 @@ def test_a_bug_in_a_call_reaches_the_caller_as_it_was_raised() -> None:
 
     with pytest.raises(RuntimeError, match="^boom$"):
         execute(Plan(operations=(op("a"),)), client(handler), parallelism=2)
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_parallelism_bounds_the_calls_in_flight(parallelism: int) -> None:
+    lock = threading.Lock()
+    second_arrived = threading.Event()
+    state = {"in_flight": 0, "most": 0, "calls": 0}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        with lock:
+            state["in_flight"] += 1
+            state["most"] = max(state["most"], state["in_flight"])
+            state["calls"] += 1
+            first = state["calls"] == 1
+        if first:
+            second_arrived.wait(0.3)  # with room for two, the second call comes while this one is in flight
+        else:
+            second_arrived.set()
+        with lock:
+            state["in_flight"] -= 1
+        return httpx.Response(200, json={})
+
+    report = execute(Plan(operations=(op("a"), op("b"))), client(handler), parallelism=parallelism)
+    assert report.ok
+    assert state["most"] == parallelism
+
+
+def test_a_refused_call_is_reported_with_the_path_it_was_sent_to() -> None:
+    rec = Recorder({"/v2/a": httpx.Response(201, json={"id": "I7"}), "/v2/b/I7": problem(422, "bad")})
+    plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PATCH", "/v2/b/${a:id}", {}, ("a",))))
+    report = execute(plan, client(rec))
+    assert report.lines(list_applied=False)[2] == "  Integration/b PATCH /v2/b/I7: 422 Boom: bad"
