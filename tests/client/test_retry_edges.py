@@ -172,3 +172,23 @@ def test_a_failed_re_read_names_the_write_it_could_not_confirm(make_client: Call
     assert (info.value.method, info.value.path) == ("POST", "/v2/things")
     assert str(info.value) == ("POST /v2/things: the create may or may not have taken effect, and re-reading to find "
                                "out failed (GET /v2/things: down)")
+
+
+def test_a_5xx_that_outlasts_the_retries_names_the_call(make_client: Callable[..., ApiClient],
+                                                        script: Script) -> None:
+    script.then(problem(503, "Service unavailable"))
+    with pytest.raises(ProblemError) as info:
+        make_client(script, max_retries=1).put("/v2/things/1", {})
+    assert (info.value.status, info.value.method, info.value.path) == (503, "PUT", "/v2/things/1")
+    assert str(info.value).startswith("PUT /v2/things/1: 503 Service unavailable")
+
+
+def test_without_a_connect_timeout_the_default_budget_bounds_refused_connections(script: Script) -> None:
+    clock = FakeClock()
+    script.then(httpx.ConnectError("[Errno 111] Connection refused"))
+    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(script))
+    client = ApiClient(http, sleep=clock.sleep, clock=clock, rng=random.Random(7),
+                       timeout=httpx.Timeout(30.0, connect=None))
+    with pytest.raises(TransportError, match="connection refused"):
+        client.get("/v2/x")
+    assert len(script.requests) == 3

@@ -113,6 +113,16 @@ def test_a_successful_cycle_stamps_the_time_and_clears_the_failure_count(tmp_pat
     assert value(t, tmp_path, "reconciler_cycle_duration_seconds_count") == 3
 
 
+def test_a_run_is_alive_from_its_start_and_each_cycle_renews_it() -> None:
+    import time
+
+    t = Telemetry()
+    assert 0 < t.heartbeat <= time.monotonic()
+    t.heartbeat = 0.0
+    t.cycle_done("ok", 1.0, success=True)
+    assert t.heartbeat > 0
+
+
 def test_an_interrupted_cycle_is_counted_but_is_not_a_failure(tmp_path: Path) -> None:
     t = Telemetry()
     t.cycle_done("interrupted", 1.0, success=False)
