@@ -42,6 +42,9 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     "reconciler/plan/prune.py": None,
     "reconciler/plan/render.py": None,
     "reconciler/plan/restrictions.py": None,
+    "reconciler/plan/review.py": None,
+    "reconciler/plan/schema.py": None,
+    "reconciler/plan/select.py": None,
     "reconciler/manifests/overlay.py": None,
     "reconciler/manifests/validate.py": ("ownership_of", "_outside", "_alias_problems"),
     "reconciler/client/pacing.py": None,
@@ -162,6 +165,9 @@ def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str
     ]
     for path, r in results.items():
         part = "all" if SCOPE[path] is None else ", ".join(f"`{f}`" for f in SCOPE[path] or ())
+        if not r.total:
+            lines.append(f"| `{path}` | {part} | - | - | - | - | - | not mutated by the last run |")
+            continue
         eq = [m for m in r.survived if m in equivalents]
         denominator = r.total - len(eq) - len(r.unchecked)
         score = f"{100 * len(r.killed) / denominator:.1f}%" if denominator else "-"
