@@ -352,3 +352,33 @@ def test_a_refused_call_is_reported_with_the_path_it_was_sent_to() -> None:
     plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PATCH", "/v2/b/${a:id}", {}, ("a",))))
     report = execute(plan, client(rec))
     assert report.lines(list_applied=False)[2] == "  Integration/b PATCH /v2/b/I7: 422 Boom: bad"
+
+
+def test_an_adopted_create_and_a_bare_refusal_are_reported_in_their_own_words() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(409, json={"title": "Conflict", "status": 409},
+                                  headers={"content-type": "application/problem+json"})
+        if request.method == "PUT":
+            return httpx.Response(422, json={"title": "Unprocessable", "status": 422},
+                                  headers={"content-type": "application/problem+json"})
+        return httpx.Response(200, json={"integrations": [{"id": "I9", "name": "n", "type": "LLM"}],
+                                         "pagination": {"has_more": False}})
+
+    plan = Plan(operations=(op("n", "POST", "/v2/integrations", {"type": "LLM", "name": "n"}, action="create"),
+                            op("u", "PUT", "/v2/u", {})))
+    report = execute(plan, client(handler), parallelism=1)
+    assert [(o.status, o.detail) for o in report.outcomes] == [
+        (APPLIED, "already existed (409): adopted the existing resource"), (FAILED, "422 Unprocessable")]
+    assert report.interrupted is False
+
+
+def test_a_call_lost_on_the_wire_is_reported_with_the_path_it_was_sent_to() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v2/a":
+            return httpx.Response(201, json={"id": "I7"})
+        raise httpx.ReadError("connection reset")
+
+    plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PATCH", "/v2/b/${a:id}", {}, ("a",))))
+    report = execute(plan, client(handler))
+    assert report.lines(list_applied=False)[2] == "  Integration/b PATCH /v2/b/I7: PATCH /v2/b/I7: ReadError: connection reset"
