@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from reconciler.model import ReadScope
-from reconciler.plan.model import Change, Operation, Plan, PlanOptions, Unmanaged
+from reconciler.plan.model import FORMAT_VERSION, Change, Operation, Plan, PlanOptions, Unmanaged
 from reconciler.plan.render import render_text, text_diff
 
 FULL = Plan(
@@ -67,7 +67,7 @@ def test_an_operation_writes_optional_fields_only_when_it_has_them() -> None:
 def test_a_plan_without_owner_or_workdir_writes_neither_and_reads_defaults() -> None:
     data = json.loads(Plan(operations=()).dumps())
     assert "owner" not in data and "workdir" not in data
-    assert data["format_version"] == "1.0"
+    assert data["format_version"] == FORMAT_VERSION
     read = Plan.from_json({"operations": []})
     assert (read.owner, read.workdir, read.unmanaged, read.options) == (None, "", (), PlanOptions())
 

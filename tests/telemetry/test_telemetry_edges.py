@@ -70,6 +70,7 @@ EXPECTED_HELP = {
     "reconciler_notifications": ("counter", "Notices posted (watch --notify) by kind and outcome."),
     "reconciler_consecutive_failures": ("gauge", "Cycles failed in a row."),
     "reconciler_build_info": ("gauge", "The reconciler version."),
+    "reconciler_policy_verdicts": ("counter", 'Policy rules that fired, by effect (deny, require_approval, warn).'),
 }
 
 
