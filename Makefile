@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint demo bench soak clean
+.PHONY: install test lint demo bench soak mutation clean
 
 install: $(STAMP)
 
@@ -46,5 +46,10 @@ bench: install
 soak: install
 	$(PY) -m tests.soak
 
+# Long (an hour or more on a shared 2-core machine), not part of `make test`: mutmut over the core,
+# then docs/testing.md from its results (tests/mutation_report.py; mutants/ is a scratch copy).
+mutation: install
+	nice -n 10 $(PY) -m tests.mutation_report --run --write docs/testing.md
+
 clean:
-	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache mutants
