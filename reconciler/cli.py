@@ -290,6 +290,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         check_replacements,
         confirm_converged,
         connect,
+        declared_secrets,
         is_plan_file,
         not_converged,
         plan_against,
@@ -306,19 +307,21 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
     if manifests is not None:
         options = prepare_options(manifests, options)
+    if from_file:  # checked whole before any request: a plan file may come from elsewhere (docs/security.md)
+        planned = read_plan_file(paths[0])
+        _refuse_plan_options(options)
+        if options.allow_replace:  # given to apply rather than to plan: as good
+            planned = replace(planned, options=replace(planned.options, allow_replace=True))
+        manifest_paths = _plan_manifests(planned)
+        manifests = _load(manifest_paths, planned.options.variables,
+                          tuple(_from_workdir(planned, f) for f in planned.options.var_files)) if manifest_paths else None
+        planned = declared_secrets(planned, manifests, paths[0])
     with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
         if from_file:
-            planned = read_plan_file(paths[0])
-            _refuse_plan_options(options)
-            if options.allow_replace:  # given to apply rather than to plan: as good
-                planned = replace(planned, options=replace(planned.options, allow_replace=True))
             stale, live = stale_objects(planned, client)
             if stale:
                 raise PlanError(f"the plan file {paths[0]} is stale: live state changed since it was made for "
                                 + ", ".join(stale) + ". Make a new plan.")
-            manifest_paths = _plan_manifests(planned)
-            manifests = _load(manifest_paths, planned.options.variables,
-                              tuple(_from_workdir(planned, f) for f in planned.options.var_files)) if manifest_paths else None
         else:
             assert manifests is not None
             with _read_progress(client, quiet):

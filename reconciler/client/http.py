@@ -24,6 +24,9 @@ in-process, a real socket):
 - **DELETE** after an ambiguous failure treats a 404 on the retry as success (the first attempt
   did it); ``missing_ok=True`` treats any 404 as success.
 - **Read-only** clients (``drift``) refuse every method but GET before anything is sent.
+- **Paths stay on the endpoint**: a path that is not under ``/v2`` relative to the base URL (an
+  absolute or scheme-relative URL, a ``..`` segment) is refused before anything is sent
+  (``paths.api_path_problem``): the key never goes to another host.
 - **Bounded concurrency**: at most ``parallelism`` requests are in flight at once (a slot taken
   around the exchange, so nested ``map`` calls cannot oversubscribe the connection pool).
 - **Timeouts** on every request (``DEFAULT_TIMEOUT``), and a ``User-Agent`` naming reconciler.
@@ -56,6 +59,7 @@ import httpx
 
 from reconciler import __version__
 from reconciler.client.pacing import Pacer
+from reconciler.client.paths import api_path_problem
 from reconciler.client.settings import DEFAULT_PARALLELISM, HOW_TO_CONFIGURE, Endpoint
 from reconciler.errors import (
     AmbiguousWriteError,
@@ -348,6 +352,8 @@ class ApiClient:
     ) -> Any:
         if self.read_only and method != "GET":
             raise ReadOnlyError("refused: this client is read-only (drift never writes)", method=method, path=path)
+        if (problem := api_path_problem(path)) is not None:  # never another host, never out of /v2
+            raise ConfigError(f"refused to send {method} {path!r}: the path {problem}")
         self.stats.count_request(method)
         failures = 0
         throttled = 0
