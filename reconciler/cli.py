@@ -490,6 +490,8 @@ def emulator(
 # Registered last: `watch` (reconciler/cli_watch.py) and the options every command shares
 # (--log-format; --metrics-file on plan, apply, drift: reconciler/cli_observe.py).
 from reconciler import cli_watch  # noqa: E402,F401
+from reconciler.cli_confine import install as _install_confine  # noqa: E402
 from reconciler.cli_observe import install as _install_observe  # noqa: E402
 
 _install_observe(main)
+_install_confine(main)  # --allow-outside-tree on the commands that load manifests

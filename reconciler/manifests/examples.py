@@ -275,6 +275,9 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
             return
         shown = os.path.join(os.path.dirname(ctx.file), written) if ctx.file != "<stdin>" else written
         real = ctx.resolve_path(written)
+        if (why := ctx.outside_tree(real)) is not None:
+            ctx.problem((*path, "examples_file"), f"{shown} {why}")
+            return
         if not os.path.isfile(real):
             ctx.problem((*path, "examples_file"), f"no such file: {shown}")
             return

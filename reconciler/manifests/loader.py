@@ -16,6 +16,7 @@ from typing import TextIO
 
 from reconciler.errors import ManifestError
 from reconciler.manifests import yamlload
+from reconciler.manifests.confine import tree_roots
 from reconciler.manifests.overlay import Variables, apply_patches, collect_variables, substitute
 from reconciler.manifests.validate import cross_document_problems, ownership_of, validate_document
 from reconciler.manifests.yamlload import Problem, YamlDocument, parse_documents, read_file, read_text
@@ -121,9 +122,10 @@ def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | Non
             substitute(doc, variables, problems)
             docs.append((doc, base_dir))
     base_dirs = {id(doc): base for doc, base in docs}
+    roots = tree_roots(paths)
     resources: list[DesiredResource] = []
     for doc in apply_patches((doc for doc, _ in docs), problems):
-        resource = validate_document(doc, problems, base_dirs[id(doc)])
+        resource = validate_document(doc, problems, base_dirs[id(doc)], roots)
         if resource is not None:
             resources.append(resource)
     ownership = ownership_of(resources, problems)
