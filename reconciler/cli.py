@@ -228,6 +228,10 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     options = prepare_options(manifests, options)
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
+    if out_file:
+        from reconciler.files import refuse_symlink
+
+        refuse_symlink(Path(out_file), "--out")  # before any request
     with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client, \
             _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
@@ -235,11 +239,10 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     check_plan_secrets(result, manifests)
     if not (quiet and _nothing_to_say(result)):
         click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
-    if out_file:
-        try:
-            Path(out_file).write_text(replace(result, workdir=os.getcwd()).dumps(), encoding="utf-8")
-        except OSError as exc:
-            raise ReconcilerError(f"--out {out_file}: cannot write the plan ({exc.strerror or exc})") from None
+    if out_file:  # atomically, 0600, never through a symlink (a plan holds prompts and examples)
+        from reconciler.files import write_private
+
+        write_private(Path(out_file), replace(result, workdir=os.getcwd()).dumps(), what="--out")
         if not quiet:
             _say(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", "plan_saved",
                  path=out_file)
