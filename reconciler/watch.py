@@ -81,6 +81,28 @@ def parse_duration(text: str) -> float:
     return float(m[1]) * _UNITS[m[2]]
 
 
+def check_notify_url(raw: str) -> str:
+    """The ``--notify`` URL, checked at start: surrounding whitespace (the trailing newline of a
+    secret file) is stripped; then it must be an absolute ``https://`` URL, or ``http://`` to a
+    loopback host (the URL is a secret: a webhook's token). A message shows the scheme and host only."""
+    from reconciler.client.settings import is_loopback
+
+    url = raw.strip()
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError):
+        raise ConfigError("--notify: not a valid URL (the URL is not shown: it is a secret)") from None
+    where = f"{parsed.scheme}://{parsed.host}" if parsed.host else "it"
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise ConfigError(f"--notify {where}/...: the URL holds whitespace or control characters")
+    if parsed.scheme not in ("https", "http") or not parsed.host:
+        raise ConfigError("--notify: expected an absolute https:// URL (the URL is not shown: it is a secret)")
+    if parsed.scheme == "http" and not is_loopback(parsed.host):
+        raise ConfigError(f"--notify {where}/...: plain http:// is refused except to a loopback address (the URL "
+                          "is a secret and the notice is sent in clear text); use https://")
+    return url
+
+
 def parse_address(text: str) -> tuple[str, int]:
     """``HOST:PORT``, ``:PORT`` (every interface) or ``[::1]:PORT``."""
     host, sep, port = text.rpartition(":")
@@ -343,7 +365,7 @@ class Watcher:
         try:
             response = httpx.post(self.config.notify_url, json=payload, timeout=10.0)
             outcome = "ok" if response.is_success else f"HTTP {response.status_code}"
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
             outcome = type(exc).__name__  # never str(exc): it may carry the webhook URL
         self.t.notifications.labels(kind, "ok" if outcome == "ok" else "error").inc()
         self.t.event("notify", cycle=n, outcome=outcome, kind=kind,

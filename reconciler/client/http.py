@@ -60,7 +60,7 @@ import httpx
 from reconciler import __version__
 from reconciler.client.pacing import Pacer
 from reconciler.client.paths import api_path_problem
-from reconciler.client.settings import DEFAULT_PARALLELISM, HOW_TO_CONFIGURE, Endpoint
+from reconciler.client.settings import DEFAULT_PARALLELISM, HOW_TO_CONFIGURE, Endpoint, is_loopback
 from reconciler.errors import (
     AmbiguousWriteError,
     ApiError,
@@ -753,8 +753,13 @@ def build_http_client(
 ) -> httpx.Client:
     """The httpx client ``ApiClient`` expects: base URL, bearer key, User-Agent, TLS verified
     (against ``ca_file`` when given, else ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set, else the
-    certifi bundle), timeouts, a connection pool sized to ``parallelism``, no redirects followed."""
+    certifi bundle), timeouts, a connection pool sized to ``parallelism``, no redirects followed.
+    A loopback endpoint is reached directly: ``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY`` would send
+    the key (in clear text over http) to a proxy, which cannot reach this machine's loopback anyway."""
+    host = httpx.URL(base_url).host
+    direct = {f"all://[{host}]" if ":" in host else f"all://{host}": None} if host and is_loopback(host) else None
     return httpx.Client(
+        mounts=direct,
         base_url=base_url,
         headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"},
         timeout=timeout,
@@ -789,7 +794,7 @@ def open_client(
     connect_timeout: float | None = None,
 ) -> ApiClient:
     """An ``ApiClient`` for an endpoint: a real base URL over httpx's own transport (TLS verified,
-    proxies from the environment honoured), or the emulator persisted in ``endpoint.emulator_db``
+    proxies from the environment honoured except for a loopback endpoint), or the emulator persisted in ``endpoint.emulator_db``
     served in-process (``inprocess.InProcessTransport``). ``close()`` the client when done."""
     timeout = DEFAULT_TIMEOUT if connect_timeout is None else httpx.Timeout(30.0, connect=connect_timeout)
     if endpoint.emulator_db is not None:
