@@ -108,6 +108,7 @@ def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | Non
              if f == STDIN or os.path.realpath(f) not in variables.files]  # a --var-file is no manifest
     docs: list[tuple[YamlDocument, str]] = []
     shown_files: list[str] = []
+    budget = yamlload.NodeBudget()  # every file of the load together
     for f in files:
         if f == STDIN:
             shown, base_dir = STDIN_NAME, os.getcwd()
@@ -118,7 +119,7 @@ def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | Non
         shown_files.append(shown)
         if text is None:
             continue
-        for doc in parse_documents(text, shown, problems):
+        for doc in parse_documents(text, shown, problems, budget):
             substitute(doc, variables, problems)
             docs.append((doc, base_dir))
     base_dirs = {id(doc): base for doc, base in docs}
