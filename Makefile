@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint demo bench soak clean
+.PHONY: install test lint demo bench soak audit clean
 
 install: $(STAMP)
 
@@ -42,6 +42,10 @@ bench: install
 
 soak: install
 	$(PY) -m tests.soak
+
+# Known vulnerabilities in the installed dependencies (pip-audit; needs PyPI, skips plainly without it).
+audit: install
+	$(PY) -m tests.audit
 
 clean:
 	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache
