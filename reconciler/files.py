@@ -70,11 +70,11 @@ def open_private_file(path: str, what: str) -> None:
     emulator's SQLite file, which holds the integrations' secrets. SQLite gives its journal files
     the database's mode."""
     if os.path.islink(path):
-        raise ConfigError(f"{what} {path}: is a symbolic link; refusing to open it (give the real path)")
+        raise ConfigError(f"{what} {path} is a symbolic link; refusing to open it (give the real path)")
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_MODE)
     except OSError as exc:
-        raise ConfigError(f"{what} {path}: cannot open ({exc.strerror or exc})") from None
+        raise ConfigError(f"cannot open {what} {path} ({exc.strerror or exc})") from None
     try:
         os.fchmod(fd, PRIVATE_MODE)
     finally:
