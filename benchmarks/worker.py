@@ -75,7 +75,7 @@ class TimedTransport(httpx.BaseTransport):
 @dataclass(frozen=True)
 class Job:
     mode: str  # "ours" or "naive"
-    action: str  # "plan" or "apply"
+    action: str  # "plan", "rehearse" (plan --rehearse) or "apply"
     manifests: str
     url: str
     parallelism: int = DEFAULT_PARALLELISM  # the CLI's default
@@ -145,6 +145,12 @@ def run(job: Job) -> dict[str, Any]:
         out["plan_operations"] = len(plan.operations)
         out["apply_chain"] = _longest_chain(plan)
         out["plan_summary"] = plan.summary()
+        if job.action == "rehearse":  # plan --rehearse: the plan executed on a replica, re-read, planned again
+            from reconciler.rehearse import rehearse
+
+            rehearsal = rehearse(plan, live, manifests, parallelism=parallelism)
+            phase("rehearse_s")
+            out["rehearsal"] = {k: v for k, v in rehearsal.to_json().items() if k not in ("remaining", "unknown")}
         before_apply = client.stats.snapshot()
         if job.action == "apply":
             if job.mode == "ours":

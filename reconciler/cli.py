@@ -133,6 +133,12 @@ def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def _rehearse_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--rehearse", is_flag=True,
+                        help="Rehearse the plan on an in-process replica of the live state read first (no request, "
+                        "no secret); exit 1 on a refusal or when the replica does not converge.")(f)
+
+
 def _selection_options() -> list[Callable[..., Any]]:
     """--target, --exclude, --policy: of plan, apply, watch and drift (product.md section 9)."""
     return [
@@ -245,11 +251,12 @@ def schema(of_plan: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
+@_rehearse_option
 @_plan_options
 @_var_options
 @_connection_options
 def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
-         quiet: bool, **kw: Any) -> None:
+         quiet: bool, rehearse: bool, **kw: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
     from reconciler.workflow import check_plan_secrets, connect, plan_against, prepare_options
@@ -269,8 +276,9 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
     check_plan_secrets(result, manifests)
-    if not (quiet and _nothing_to_say(result)):
-        click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
+    rehearsal = _rehearse(result, live, manifests, conn.parallelism) if rehearse else None
+    if not (quiet and _nothing_to_say(result)) or (rehearsal is not None and not rehearsal.ok):
+        click.echo(_rendered(render(result, fmt, colour=_colour(), verbose=verbose), fmt, rehearsal), nl=False)
     if result.policy:
         from reconciler.policy.evaluate import check_not_denied
 
@@ -282,6 +290,10 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
         if not quiet:
             _say(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", "plan_saved",
                  path=out_file)
+    if rehearsal is not None and not rehearsal.ok:
+        from reconciler.rehearse import failed
+
+        raise failed(rehearsal)
     sys.exit(2 if detailed_exitcode and not result.empty else 0)
 
 
@@ -323,11 +335,12 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
 @click.option("--approve", "approvals", multiple=True, metavar="RULE",
               help="Approve what this policy rule (effect require_approval) holds back (repeatable).")
+@_rehearse_option
 @_plan_options
 @_var_options
 @_connection_options
 def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals: tuple[str, ...], verbose: bool,
-          quiet: bool, **kw: Any) -> None:
+          quiet: bool, rehearse: bool, **kw: Any) -> None:
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
     from reconciler.plan.render import render_text
     from reconciler.policy.evaluate import check_allowed, check_approvals_known
@@ -385,12 +398,20 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
             click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
         if planned.empty:
             return
+        if rehearse:  # before any write: a failed rehearsal writes nothing
+            rehearsal = _rehearse(planned, live, manifests, conn.parallelism)
+            if not (quiet and rehearsal.ok):
+                click.echo("\n".join(rehearsal.lines()))
+            if not rehearsal.ok:
+                from reconciler.rehearse import failed
+
+                raise failed(rehearsal, applying=True)
         check_replacements(planned)
         check_allowed(planned, approvals)  # deny, or an approval missing: before any write
         check_plan_secrets(planned, manifests)
         if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):
             raise ReconcilerError("apply cancelled")
-        report, listed = _execute_with_progress(planned, client, conn.parallelism, fail_fast, quiet)
+        report, listed = _execute_with_progress(planned, client, conn.parallelism, fail_fast, quiet, live)
         if not (quiet and report.ok):
             for line in report.lines(list_applied=not listed):
                 click.echo(line)
@@ -409,6 +430,20 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
             raise not_converged(again)
         if not quiet:
             click.echo("Apply complete: live state matches the manifests.")
+
+
+def _rehearse(planned: Any, live: Any, manifests: Any, parallelism: int) -> Any:
+    from reconciler.rehearse import rehearse
+
+    return rehearse(planned, live, manifests, parallelism=parallelism)
+
+
+def _rendered(text: str, fmt: str, rehearsal: Any) -> str:
+    if rehearsal is None:
+        return text
+    from reconciler.rehearse import render_rehearsed
+
+    return str(render_rehearsed(text, fmt, rehearsal))
 
 
 def _nothing_to_say(plan: Any) -> bool:
@@ -465,7 +500,7 @@ def _from_workdir(planned: Any, path: str) -> str:
 
 
 def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool,
-                           quiet: bool) -> tuple[Any, bool]:
+                           quiet: bool, live: Any = None) -> tuple[Any, bool]:
     """Rich progress on a terminal; one line per call as it ends otherwise (CI logs; nothing with
     --quiet). Returns the report and whether the applied calls need no second listing."""
     from reconciler.workflow import run_apply
@@ -476,14 +511,14 @@ def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fas
         with Progress(transient=True) as progress:
             task = progress.add_task("Applying", total=len(planned.operations))
             report = run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
-                               on_done=lambda o: progress.advance(task))
+                               on_done=lambda o: progress.advance(task), live=live)
         return report, False
 
     def done(o: Any) -> None:
         if not quiet:
             click.echo(f"{o.status:8} {o.describe()}" + (f": {o.detail}" if o.detail else ""))
 
-    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast, on_done=done), True
+    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast, on_done=done, live=live), True
 
 
 @main.command()

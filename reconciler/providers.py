@@ -159,6 +159,20 @@ AGENT_FIELDS: Mapping[str, ConfigField] = {
 INTEGRATION_TYPES = ("LLM", "AGENT")
 
 
+def visible_from(scopings: Any, space_id: str, organization_id: str | None) -> bool:
+    """Whether an integration with these scopings may be used from a space (api-reference.md:
+    an evaluator's ``ai_integration_id`` must be visible from its space, else 404): account-wide
+    (no scopings, or a scoping with neither id), scoped to the space's organization, or to the
+    space itself. Shared by the emulator and the planner's warning."""
+    if not scopings:
+        return True
+    for s in scopings:
+        org, sp = s.get("organization_id"), s.get("space_id")
+        if sp == space_id or (sp is None and org in (None, organization_id)):
+            return True
+    return False
+
+
 def has_model_source(config: Mapping[str, Any]) -> bool:
     """The model-source rule on an effective (read-shape or merged) config."""
     return bool(config.get("is_default_models_enabled")) or bool(config.get("model_names"))

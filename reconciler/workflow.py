@@ -211,11 +211,16 @@ def run_apply(
     fail_fast: bool,
     on_start: Callable[[Operation], None] | None = None,
     on_done: Callable[[Outcome], None] | None = None,
+    live: LiveState | None = None,
 ) -> ApplyReport:
+    """Execute the plan; the API's refusals name objects by name (``live``'s and those created)."""
+    from reconciler.apply.naming import Namer
+
     check_replacements(plan)
     if (observer := telemetry()) is not None:
         on_done = observer.outcome_sink(on_done)
-    return execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_start=on_start, on_done=on_done)
+    return execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_start=on_start, on_done=on_done,
+                   explain=Namer(live).name)
 
 
 def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, live: LiveState,

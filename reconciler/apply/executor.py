@@ -9,8 +9,9 @@ order). A failed operation skips what depends on it; independent work goes on, u
 from __future__ import annotations
 
 import heapq
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -20,7 +21,7 @@ from reconciler.apply.resolve import request_for
 from reconciler.client.http import ApiClient
 from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.errors import ProblemError, ReconcilerError
-from reconciler.plan.model import KNOWN_AFTER_APPLY, REF_RE, Operation, Plan
+from reconciler.plan.model import KNOWN_AFTER_APPLY, REF_RE, Change, Operation, Plan
 from reconciler.plan.planner import DELETE_ORDER
 
 APPLIED, FAILED, SKIPPED = "applied", "failed", "skipped"
@@ -101,15 +102,21 @@ def describe(op: Operation, sent_path: str | None = None) -> str:
     return f"{op.address} {op.method} {path}" + (f" ({op.note})" if op.note else "")
 
 
+def causes(outcome: Outcome) -> list[Change]:
+    """The changes of a refused call that the refusal is about: those its detail names (by their
+    last path part; quoted names left out), else every change of the call; at most three."""
+    changes = [c for c in outcome.op.changes if c.source and c.path]
+    detail = re.sub(r"'[^']*'", "", outcome.detail or "").lower()
+    named = [c for c in changes if c.path.rsplit(".", 1)[-1].lower() in detail]
+    return (named or changes)[:3]
+
+
 def _where_to_fix(outcome: Outcome) -> str:
-    """`` -> change FIELD at FILE:LINE``: the changes the refusal names (by their last path part in
-    the detail), else every change of the call, with the manifest line that asks for each."""
+    """`` -> change FIELD at FILE:LINE``: the changes the refusal names (``causes``), with the
+    manifest line that asks for each."""
     if outcome.http_status in (401, 403):
         return " -> use a key that may write (RECONCILER_API_KEY or --api-key-file)"
-    changes = [c for c in outcome.op.changes if c.source and c.path]
-    detail = (outcome.detail or "").lower()
-    named = [c for c in changes if c.path.rsplit(".", 1)[-1].lower() in detail]
-    chosen = (named or changes)[:3]
+    chosen = causes(outcome)
     if not chosen:
         return ""
     return " -> change " + ", ".join(f"{c.path} at {c.source}" for c in chosen)
@@ -130,7 +137,10 @@ def execute(
     on_start: Callable[[Operation], None] | None = None,
     on_done: Callable[[Outcome], None] | None = None,
     apply_time: str | None = None,
+    explain: Callable[[str, Mapping[str, Any]], str] | None = None,
 ) -> ApplyReport:
+    """``explain`` rewrites a refusal's detail, given the responses so far (ids into names:
+    ``apply.naming.Namer.name``)."""
     started = datetime.now(UTC)
     stamp = apply_time or started.strftime("%Y-%m-%dT%H:%M:%SZ")
     responses: dict[str, Any] = {}
@@ -158,7 +168,12 @@ def execute(
                     raise
                 note = "already existed (409): adopted the existing resource"
         except ProblemError as exc:
-            return Outcome(op, FAILED, f"{exc.status} {exc.title}" + (f": {exc.detail}" if exc.detail else ""),
+            detail = exc.detail
+            if detail and explain is not None:
+                with lock:
+                    known = dict(responses)
+                detail = explain(detail, known)
+            return Outcome(op, FAILED, f"{exc.status} {exc.title}" + (f": {detail}" if detail else ""),
                            http_status=exc.status, path=path)
         except ReconcilerError as exc:
             return Outcome(op, FAILED, str(exc), path=path)

@@ -237,6 +237,23 @@ class Store:
         with self._lock:
             return int(self._db.execute(sql, args).fetchone()[0])
 
+    def ids(self) -> list[str]:
+        """The id of every stored document (for seeding: ``seeding.seed``)."""
+        with self._lock:
+            return [str(row[0]) for row in self._db.execute("SELECT id FROM docs")]
+
+    def clear(self) -> None:
+        """Forget every document and id counter (for seeding: ``seeding.seed``)."""
+        with self._lock:
+            self._db.execute("DELETE FROM docs")
+            self._db.execute("DELETE FROM counters")
+
+    def reserve(self, kind: str, number: int) -> None:
+        """Make ``new_id(kind)`` answer numbers above ``number`` (ids seeded from elsewhere)."""
+        with self._lock:
+            self._db.execute("INSERT INTO counters(kind, n) VALUES (?, ?) ON CONFLICT(kind) DO UPDATE SET n = "
+                             "max(n, excluded.n)", (kind, number))
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

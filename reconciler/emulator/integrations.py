@@ -86,6 +86,7 @@ from reconciler.providers import (
     literal_address,
     non_public_host,
     serialized_header_bytes,
+    visible_from,
     without_required,
 )
 
@@ -161,13 +162,7 @@ def render(doc: Mapping[str, Any]) -> dict[str, Any]:
 def visible_in_space(doc: Mapping[str, Any], space: Mapping[str, Any]) -> bool:
     """Whether an integration may be used from a space: account-wide (no scopings, or a scoping
     with neither id), scoped to the space's organization, or scoped to the space itself."""
-    if not doc["scopings"]:
-        return True
-    for s in doc["scopings"]:
-        org, sp = s.get("organization_id"), s.get("space_id")
-        if sp == space["id"] or (sp is None and org in (None, space["organization_id"])):
-            return True
-    return False
+    return visible_from(doc["scopings"], space["id"], space["organization_id"])
 
 
 # ---------------------------------------------------------------- validating: shapes (400)

@@ -14,6 +14,7 @@ from reconciler.model import DesiredResource, LiveEvaluator
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import Ctx, evaluator_doc
 from reconciler.plan.model import REF_RE, Change, has_ref, ref
+from reconciler.providers import visible_from
 
 INTEGRATION_ID = "llm_config.ai_integration_id"
 
@@ -51,6 +52,7 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
         if resolved is None:
             continue
         tc, depends = resolved
+        _warn_invisible(r, ctx, space_id)
         live = ctx.live.evaluators.get((space_id, r.name))
         ctx.pin(r, ["Evaluator", space_id, r.name])
         if live is None:
@@ -62,7 +64,7 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
             op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
                         changes=by_name(ctx, ctx.created(r, {k: v for k, v in {"description": body.get("description"),
                                                                                 **body["version"]}.items()
-                                                             if v is not None})))
+                                                             if v is not None}), r))
             ctx.creates[r.identity] = op.id
             continue
         _update(r, ctx, live, tc, depends)
@@ -87,7 +89,7 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any
     if merged != have or has_ref(tc):
         message = _commit_message(r, "update")
         reused = live.latest is not None and message == live.latest.commit_message
-        changes = by_name(ctx, nested_changes(have, merged, "template_config", source_in(r, _manifest_path)))
+        changes = by_name(ctx, nested_changes(have, merged, "template_config", source_in(r, _manifest_path)), r)
         ctx.op(r, "version", "POST", f"/v2/evaluators/{evaluator_id}/versions",
                body={"commit_message": message, "template_config": merged},
                changes=[*changes, ctx.change(r, "commit_message", None, message)], depends_on=depends,
@@ -95,8 +97,38 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any
                                      "tell the versions apart" if reused else ""))
 
 
-def by_name(ctx: Ctx, changes: list[Change]) -> list[Change]:
-    """A change of ``llm_config.ai_integration_id`` as the manifest says it: the integration by name."""
+def _warn_invisible(r: DesiredResource, ctx: Ctx, space_id: str) -> None:
+    """A warning when the integration an evaluator names will not be visible from its space (the
+    API refuses the evaluator with 404): its scopings as this plan leaves them (a create's or
+    update's ``scopings``, else live) against the space."""
+    llm = (r.spec.get("template_config") or {}).get("llm_config") or {}
+    name = llm.get("integration")
+    if not isinstance(name, str):
+        return
+    scopings: Any = None
+    for op in ctx.ops:
+        if op.kind == "Integration" and op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
+                and op.body.get("type", "LLM") == "LLM" and op.method in ("POST", "PATCH"):
+            scopings = op.body["scopings"]
+    live = ctx.live.integrations.get(("LLM", name))
+    if scopings is None:
+        if live is None:
+            return
+        scopings = live.scopings
+    space = next((s for s in ctx.live.spaces if s.id == space_id), None)
+    if space is None or visible_from(scopings, space_id, space.organization_id):
+        return
+    where = r.source("template_config.llm_config.integration")
+    shown = ", ".join(f"space {ctx.live.space_name(s['space_id'])!r}" if s.get("space_id")
+                      else f"organization {s.get('organization_id')!r}" for s in scopings)
+    ctx.warnings.append(f"{r.address}: template_config.llm_config.integration: the LLM integration {name!r} is "
+                        f"scoped to {shown}, so it is not visible from space {ctx.live.space_name(space_id)!r}: "
+                        f"the API will refuse the evaluator (404)" + (f" ({where})" if where else ""))
+
+
+def by_name(ctx: Ctx, changes: list[Change], r: DesiredResource | None = None) -> list[Change]:
+    """A change of ``llm_config.ai_integration_id`` as the manifest says it: the integration by name,
+    at the line of ``llm_config.integration`` in ``r``'s manifest (not its parent's)."""
     names = {str(o.id): name for (t, name), o in ctx.live.integrations.items() if t == "LLM"}
     created = {op_id: name for (kind, t, name), op_id in ctx.creates.items() if kind == "Integration" and t == "LLM"}
 
@@ -108,8 +140,14 @@ def by_name(ctx: Ctx, changes: list[Change]) -> list[Change]:
             return names.get(value, value)
         return value
 
-    return [replace(c, path=c.path.replace(INTEGRATION_ID, "llm_config.integration"), before=name_of(c.before),
-                    after=name_of(c.after)) if c.path.endswith(INTEGRATION_ID) else c for c in changes]
+    def source_of(c: Change, path: str) -> str | None:
+        sources = r.sources if r is not None else {}
+        found = sources.get(path) or sources.get(c.path)  # the manifest may name the id itself
+        return str(found) if found is not None else c.source
+
+    return [replace(c, path=(path := c.path.replace(INTEGRATION_ID, "llm_config.integration")),
+                    before=name_of(c.before), after=name_of(c.after), source=source_of(c, path))
+            if c.path.endswith(INTEGRATION_ID) else c for c in changes]
 
 
 def _commit_message(r: DesiredResource, default: str) -> str:

@@ -78,6 +78,29 @@ class VerdictJson(_Closed):
     source: str = Field(description="FILE:LINE of the rule.")
 
 
+class RefusalJson(_Closed):
+    """A call the rehearsal's replica refused."""
+
+    call: str = Field(description="ADDRESS METHOD PATH, the path as sent.")
+    address: str
+    status: int | None = Field(description="The API's HTTP status (null: no answer).")
+    detail: str = Field(description="The API's answer, objects named by name.")
+    sources: list[str] = Field(description="'FIELD at FILE:LINE': the manifest values that cause it.")
+
+
+class RehearsalJson(_Closed):
+    """``plan --rehearse``: the plan executed on a replica of the live state read (product.md section 10)."""
+
+    ok: bool = Field(description="No refusal, nothing left untried, and the replica converged.")
+    calls: int = Field(ge=0)
+    accepted: int = Field(ge=0)
+    refused: list[RefusalJson]
+    skipped: list[str] = Field(description="Calls not tried: they depend on a refused one.")
+    converged: bool | None = Field(description="The replica's re-plan is empty (null: not checked).")
+    remaining: list[str] = Field(description="ADDRESS: FIELDS still differing on the replica after its apply.")
+    unknown: list[str] = Field(description="What a replica cannot know.")
+
+
 class PlanJson(_Closed):
     """A reconciler plan (``reconciler plan --format json``, ``plan --out PLANFILE``)."""
 
@@ -98,6 +121,7 @@ class PlanJson(_Closed):
     owner: str | None = None
     workdir: str | None = None
     policy: list[VerdictJson] | None = Field(None, description="Policy verdicts (absent when none fired).")
+    rehearsal: RehearsalJson | None = Field(None, description="With --rehearse: the rehearsal's report.")
 
 
 def plan_json_schema() -> dict[str, Any]:
