@@ -33,7 +33,7 @@ from reconciler.plan.model import ACTIONS, FORMAT_VERSION, REF_RE, SENSITIVE, Pl
 
 SUPPORTED_MAJOR = int(FORMAT_VERSION.split(".")[0])
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
-_VERSION = re.compile(r"(\d+)\.(\d+)\Z")
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?\Z")  # semantic versioning (MAJOR.MINOR[.PATCH])
 _POINTER = re.compile(r"(/[^/]+)+\Z")
 _SPEC = re.compile(r"(env:[A-Za-z_][A-Za-z0-9_]*|file:.+)\Z", re.DOTALL)
 _STRING_FIELDS = ("id", "action", "kind", "name", "method", "path")
@@ -80,7 +80,7 @@ def _refused(path: str, problems: list[str]) -> PlanError:
 def _check_version(path: str, version: Any) -> None:
     m = _VERSION.match(version) if isinstance(version, str) else None
     if m is None:
-        raise PlanError(f"{path}: not a plan file: format_version {json.dumps(version)[:40]} is not MAJOR.MINOR")
+        raise PlanError(f"{path}: not a plan file: format_version {json.dumps(version)[:40]} is not a version (MAJOR.MINOR.PATCH)")
     if int(m.group(1)) != SUPPORTED_MAJOR:
         newer = int(m.group(1)) > SUPPORTED_MAJOR
         raise PlanError(f"{path}: the plan file's format_version {version} is "

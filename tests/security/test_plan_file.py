@@ -130,8 +130,8 @@ def test_an_untampered_plan_file_still_applies(cli: Cli, tree: Path, tmp_path: P
 @pytest.mark.parametrize("text, message", [
     ('{"format_version": "1.0", "operations": [{"id": "a", "act', "invalid JSON (Unterminated string"),
     ('{"format_version": "1.0", "operations": [', "(the file ends early: truncated?)"),
-    ('{"format_version": "2.0", "operations": []}', "format_version 2.0 is newer than this reconciler reads (1.x)"),
-    ('{"format_version": 1, "operations": []}', "format_version 1 is not MAJOR.MINOR"),
+    ('{"format_version": "2.0.0", "operations": []}', "format_version 2.0.0 is newer than this reconciler reads (1.x)"),
+    ('{"format_version": 1, "operations": []}', "format_version 1 is not a version (MAJOR.MINOR.PATCH)"),
     ('{"format_version": "1.0", "operations": {}}', "operations: expected a JSON array"),
     ('{"format_version": "1.0", "operations": [1], "options": {"targets": 3}}', "options.targets"),
     ('{"format_version": "1.0", "operations": [{"id": "a"}]}', "operations[0].action: expected a string"),
