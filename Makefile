@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint demo bench soak mutation clean
+.PHONY: install test lint demo bench soak mutation audit clean
 
 install: $(STAMP)
 
@@ -50,6 +50,10 @@ soak: install
 # then docs/testing.md from its results (tests/mutation_report.py; mutants/ is a scratch copy).
 mutation: install
 	nice -n 10 $(PY) -m tests.mutation_report --run --write docs/testing.md
+
+# Known vulnerabilities in the installed dependencies (pip-audit; needs PyPI, skips plainly without it).
+audit: install
+	$(PY) -m tests.audit
 
 clean:
 	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache mutants

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 ADMIN_KEY = "admin-key"
+EMULATOR_ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}  # the control endpoints need the admin key
 
 
 def free_port() -> int:
@@ -62,7 +63,7 @@ def emulator(db: Path, *, rate_limit: float | None = None, faults: str | None = 
                 err = proc.stderr.read().decode() if proc.stderr else ""
                 raise RuntimeError(f"the emulator exited: {err.strip()}")
             try:
-                httpx.get(f"{url}/_emulator/stats", timeout=1).raise_for_status()
+                httpx.get(f"{url}/_emulator/stats", headers=EMULATOR_ADMIN, timeout=1).raise_for_status()
                 break
             except httpx.HTTPError:
                 if time.monotonic() > deadline:
@@ -79,11 +80,11 @@ def emulator(db: Path, *, rate_limit: float | None = None, faults: str | None = 
 
 
 def reset_stats(url: str) -> None:
-    httpx.post(f"{url}/_emulator/reset-stats", timeout=10).raise_for_status()
+    httpx.post(f"{url}/_emulator/reset-stats", headers=EMULATOR_ADMIN, timeout=10).raise_for_status()
 
 
 def read_stats(url: str) -> dict[str, int]:
-    counts: dict[str, int] = httpx.get(f"{url}/_emulator/stats", timeout=10).json()["requests"]
+    counts: dict[str, int] = httpx.get(f"{url}/_emulator/stats", headers=EMULATOR_ADMIN, timeout=10).json()["requests"]
     return counts
 
 

@@ -267,6 +267,10 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     options = prepare_options(manifests, options)
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
+    if out_file:
+        from reconciler.files import refuse_symlink
+
+        refuse_symlink(Path(out_file), "--out")  # before any request
     with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client, \
             _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
@@ -279,11 +283,10 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
         from reconciler.policy.evaluate import check_not_denied
 
         check_not_denied(result)  # printed with its verdicts, then exit 1 (nothing saved)
-    if out_file:
-        try:
-            Path(out_file).write_text(replace(result, workdir=os.getcwd()).dumps(), encoding="utf-8")
-        except OSError as exc:
-            raise ReconcilerError(f"--out {out_file}: cannot write the plan ({exc.strerror or exc})") from None
+    if out_file:  # atomically, 0600, never through a symlink (a plan holds prompts and examples)
+        from reconciler.files import write_private
+
+        write_private(Path(out_file), replace(result, workdir=os.getcwd()).dumps(), what="--out")
         if not quiet:
             _say(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", "plan_saved",
                  path=out_file)
@@ -346,6 +349,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
         check_replacements,
         confirm_converged,
         connect,
+        declared_secrets,
         is_plan_file,
         judge,
         not_converged,
@@ -365,17 +369,19 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
     if manifests is not None:
         options = prepare_options(manifests, options)
         check_approvals_known(approvals, manifests.policies)
+    if from_file:  # checked whole before any request: a plan file may come from elsewhere (docs/security.md)
+        planned = read_plan_file(paths[0])
+        _refuse_plan_options(options)
+        if options.allow_replace:  # given to apply rather than to plan: as good
+            planned = replace(planned, options=replace(planned.options, allow_replace=True))
+        manifest_paths = _plan_manifests(planned)  # its policies checked before any request
+        policies = (*(_from_workdir(planned, f) for f in planned.options.policies), *options.policies)
+        manifests = _load(manifest_paths, planned.options.variables,
+                          tuple(_from_workdir(planned, f) for f in planned.options.var_files),
+                          policies) if manifest_paths else None
+        planned = declared_secrets(planned, manifests, paths[0])
     with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
         if from_file:
-            planned = read_plan_file(paths[0])
-            _refuse_plan_options(options)
-            if options.allow_replace:  # given to apply rather than to plan: as good
-                planned = replace(planned, options=replace(planned.options, allow_replace=True))
-            manifest_paths = _plan_manifests(planned)  # its policies checked before any request
-            policies = (*(_from_workdir(planned, f) for f in planned.options.policies), *options.policies)
-            manifests = _load(manifest_paths, planned.options.variables,
-                              tuple(_from_workdir(planned, f) for f in planned.options.var_files),
-                              policies) if manifest_paths else None
             stale, live = stale_objects(planned, client)
             if stale:
                 raise PlanError(f"the plan file {paths[0]} is stale: live state changed since it was made for "
@@ -574,6 +580,8 @@ def emulator(
 # Registered last: `watch` (reconciler/cli_watch.py), `pull` (reconciler/cli_pull.py) and the options every command shares
 # (--log-format; --metrics-file on plan, apply, drift: reconciler/cli_observe.py).
 from reconciler import cli_pull, cli_watch  # noqa: E402,F401
+from reconciler.cli_confine import install as _install_confine  # noqa: E402
 from reconciler.cli_observe import install as _install_observe  # noqa: E402
 
 _install_observe(main)
+_install_confine(main)  # --allow-outside-tree on the commands that load manifests

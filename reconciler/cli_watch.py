@@ -69,10 +69,11 @@ def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr:
     """Reconcile continuously: every interval reload the manifests, plan, report (and with --apply,
     heal). SIGTERM/SIGINT: the calls in flight finish, then it reports and exits 0."""
     from reconciler.telemetry import Telemetry
-    from reconciler.watch import WatchConfig, Watcher
+    from reconciler.watch import WatchConfig, Watcher, check_notify_url
 
     options = _options(kw)
     conn = _connection(kw)
+    notify_url = check_notify_url(notify_url) if notify_url is not None else None  # before anything starts
     if "-" in paths:
         raise ConfigError("watch reads its manifests again every cycle: standard input (-) cannot be read twice")
     for flag, given in (("--rotate-secrets", options.rotate_secrets), ("--rotate", options.rotate),

@@ -20,6 +20,8 @@ import yaml
 
 from reconciler.client.http import ApiClient
 from reconciler.client.live import read_live, user_fields
+from reconciler.errors import ConfigError
+from reconciler.files import inside, safe_component, write_private
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
@@ -144,7 +146,6 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     if spaces:
         unknown = [s for s in spaces if first.space_id(s) is None]
         if unknown:
-            from reconciler.errors import ConfigError
 
             raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
     listing = read_live(client, ReadScope(spaces=frozenset(chosen)))
@@ -158,7 +159,6 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     if unknown:
         import difflib
 
-        from reconciler.errors import ConfigError
 
         hints = [f"{u} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(u, everything, n=1))
                  else u for u in unknown]
@@ -171,13 +171,20 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     env: list[str] = []
     written: list[str] = []
 
+    def save(rel: str, text: str) -> Path:
+        """Every file goes through here: inside ``out`` whatever the names hold, 0600, atomic."""
+        path = out / rel
+        if not inside(path, out):  # before a folder is made through a link planted in --out
+            raise ConfigError(f"export: {path} would be written outside {out} (through a symbolic link); refused")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_private(path, text, what="export:", root=out)
+        return path
+
     def write(rel: str, docs: list[dict[str, Any]]) -> None:
         docs = [d for d in docs if chosen_doc(d)]
         if not docs:
             return
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dump_documents(docs), encoding="utf-8")
+        path = save(rel, dump_documents(docs))
         written.append(f"wrote {path} ({_plural(len(docs), 'resource')})")
 
     notes: list[str] = []
@@ -194,32 +201,50 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     restrictions = [{"kind": "ResourceRestriction", "name": f"{t.lower()}-{rid}", "resource_type": t,
                      "resource_id": rid} for (t, rid) in sorted(live.restrictions) if t in ("PROJECT", "DASHBOARD")]
     write("restrictions.yaml", restrictions)
+    space_dirs = Unique({"integrations.yaml", "restrictions.yaml", "secrets.env.example"})
     for space in chosen:
         sid = live.space_id(space)
         if sid is None:
             continue
-        write(f"{space}/prompts.yaml", _prompts(live, sid, space))
-        write(f"{space}/evaluators.yaml", _evaluators(live, sid, space))
+        folder = space_dirs.name(safe_component(space))  # a space's name comes from the API
+        write(f"{folder}/prompts.yaml", _prompts(live, sid, space))
+        write(f"{folder}/evaluators.yaml", _evaluators(live, sid, space))
         datasets = []
+        data_files = Unique()
         for (dsid, name), d in sorted(live.datasets.items()):
             if dsid != sid:
                 continue
             if not chosen_doc({"kind": "Dataset", "space": space, "name": name}):
                 continue
-            rel = f"{space}/data/{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}.jsonl"
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            rel = f"data/{data_files.name(safe_component(name), '.jsonl')}"
             lines = [json.dumps(user_fields(e), ensure_ascii=False,
                                 sort_keys=True) for e in d.examples or []]
-            (out / rel).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-            datasets.append({"kind": "Dataset", "space": space, "name": name,
-                             "examples_file": rel.split("/", 1)[1]})
-        write(f"{space}/datasets.yaml", datasets)
+            save(f"{folder}/{rel}", "".join(line + "\n" for line in lines))
+            datasets.append({"kind": "Dataset", "space": space, "name": name, "examples_file": rel})
+        write(f"{folder}/datasets.yaml", datasets)
     if env or notes:
-        (out / "secrets.env.example").write_text(
-            "# Secrets cannot be exported; set these before running plan on the exported manifests.\n"
-            + "".join(f"{v}=\n" for v in sorted(set(env))) + "".join(f"{n}\n" for n in notes), encoding="utf-8")
+        save("secrets.env.example",
+             "# Secrets cannot be exported; set these before running plan on the exported manifests.\n"
+             + "".join(f"{v}=\n" for v in sorted(set(env))) + "".join(f"{n}\n" for n in notes))
         written.append(f"wrote {out / 'secrets.env.example'} ({_plural(len(set(env)), 'variable')} to set)")
     return written
+
+
+class Unique:
+    """Names that stay distinct once made safe: two spaces (or datasets) whose names differ only in
+    the characters ``safe_component`` replaces, or only in case (a case-insensitive file system),
+    get ``-2``, ``-3``... rather than one file for both."""
+
+    def __init__(self, taken: set[str] | None = None) -> None:
+        self.taken = {t.lower() for t in taken or ()}
+
+    def name(self, stem: str, suffix: str = "") -> str:
+        candidate, n = stem + suffix, 1
+        while candidate.lower() in self.taken:
+            n += 1
+            candidate = f"{stem}-{n}{suffix}"
+        self.taken.add(candidate.lower())
+        return candidate
 
 
 def _all_addresses(live: LiveState, spaces: list[str]) -> list[str]:

@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -35,6 +34,10 @@ class Source:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}" + (f" via {self.via}" if self.via else "")
+
+
+#: The largest ``{file:}`` secret read (an API key, a token, a PEM key fit many times over).
+MAX_SECRET_FILE_BYTES = 64 * 1024
 
 
 class SecretRef:
@@ -79,9 +82,18 @@ class SecretRef:
                 raise SecretError(f"secret {self.describe()}: environment variable {self.ref} is not set")
             return value
         try:
-            return Path(self.ref).read_text(encoding="utf-8").rstrip("\r\n")
+            with open(self.ref, "rb") as fh:  # bounded: a secret is a key, not a file of any size
+                data = fh.read(MAX_SECRET_FILE_BYTES + 1)
         except OSError as exc:
             raise SecretError(f"secret {self.describe()}: cannot read file {self.ref} ({exc.strerror})") from None
+        if len(data) > MAX_SECRET_FILE_BYTES:
+            raise SecretError(f"secret {self.describe()}: the file is over the {MAX_SECRET_FILE_BYTES:,}-byte limit "
+                              "of a secret file")
+        try:
+            return data.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise SecretError(f"secret {self.describe()}: the file is not UTF-8 text (a binary file? byte offset "
+                              f"{exc.start})") from None
 
 
 def nearest_source(sources: Mapping[str, Source], path: str) -> Source | None:

@@ -40,7 +40,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -79,6 +78,28 @@ def parse_duration(text: str) -> float:
     if not m or float(m[1]) <= 0:
         raise ValueError(f"expected a positive duration such as 30s, 5m or 1h, got {text!r}")
     return float(m[1]) * _UNITS[m[2]]
+
+
+def check_notify_url(raw: str) -> str:
+    """The ``--notify`` URL, checked at start: surrounding whitespace (the trailing newline of a
+    secret file) is stripped; then it must be an absolute ``https://`` URL, or ``http://`` to a
+    loopback host (the URL is a secret: a webhook's token). A message shows the scheme and host only."""
+    from reconciler.client.settings import is_loopback
+
+    url = raw.strip()
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError):
+        raise ConfigError("--notify: not a valid URL (the URL is not shown: it is a secret)") from None
+    where = f"{parsed.scheme}://{parsed.host}" if parsed.host else "it"
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise ConfigError(f"--notify {where}/...: the URL holds whitespace or control characters")
+    if parsed.scheme not in ("https", "http") or not parsed.host:
+        raise ConfigError("--notify: expected an absolute https:// URL (the URL is not shown: it is a secret)")
+    if parsed.scheme == "http" and not is_loopback(parsed.host):
+        raise ConfigError(f"--notify {where}/...: plain http:// is refused except to a loopback address (the URL "
+                          "is a secret and the notice is sent in clear text); use https://")
+    return url
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -328,7 +349,7 @@ class Watcher:
 
     # ------------------------------------------------------------------ reports and notices
 
-    def _start_line(self, server: ThreadingHTTPServer | None) -> str:
+    def _start_line(self, server: HealthServer | None) -> str:
         where = f"; metrics on http://{_host(server)}/metrics" if server is not None else ""
         mode = "applying" if self.config.apply else "planning only"
         return (f"watching {', '.join(self.config.paths)} every {self.config.interval:g}s ({mode}"
@@ -360,7 +381,7 @@ class Watcher:
         try:
             response = httpx.post(self.config.notify_url, json=payload, timeout=10.0)
             outcome = "ok" if response.is_success else f"HTTP {response.status_code}"
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
             outcome = type(exc).__name__  # never str(exc): it may carry the webhook URL
         self.t.notifications.labels(kind, "ok" if outcome == "ok" else "error").inc()
         self.t.event("notify", cycle=n, outcome=outcome, kind=kind,
@@ -391,55 +412,130 @@ class Watcher:
         stall = 2 * max(self.config.interval * 1.1, self.config.max_backoff) + 600
         return not self.finished and time.monotonic() - self.t.heartbeat < stall
 
-    def _serve_metrics(self) -> ThreadingHTTPServer | None:
+    def _serve_metrics(self) -> HealthServer | None:
         if self.config.metrics_addr is None:
             return None
-        server = metrics_server(self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready)
-        threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
-        return server
+        return metrics_server(self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready).start()
+
+
+#: Seconds a connection may take to send its request before it is closed.
+IDLE_TIMEOUT = 10.0
+#: Connections held open at once; past it the oldest one still waiting for its request is closed.
+MAX_CONNECTIONS = 256
+#: The longest request head read (request line and headers).
+MAX_REQUEST_HEAD = 16 * 1024
+_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 431: "Request Header Fields Too Large",
+            400: "Bad Request", 503: "Service Unavailable"}
 
 
 def metrics_server(address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
-                   ready: Callable[[], bool]) -> ThreadingHTTPServer:
-    """``/metrics`` (Prometheus text format), ``/healthz`` and ``/readyz`` (200 or 503)."""
+                   ready: Callable[[], bool], idle_timeout: float = IDLE_TIMEOUT,
+                   max_connections: int = MAX_CONNECTIONS) -> HealthServer:
+    """``/metrics`` (Prometheus text format), ``/healthz`` and ``/readyz`` (200 or 503), served by
+    ``HealthServer`` (call ``start()``)."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the http.server name)
-            path = self.path.split("?", 1)[0]
-            if path == "/metrics":
-                self._send(200, generate_latest(telemetry.registry), CONTENT_TYPE_LATEST)
-            elif path == "/healthz":
-                ok = healthy()
-                self._send(200 if ok else 503, b"ok\n" if ok else b"the loop is not running\n")
-            elif path == "/readyz":
-                ok = ready()
-                self._send(200 if ok else 503, b"ok\n" if ok else b"no cycle has succeeded yet\n")
-            else:
-                self._send(404, b"not found: try /metrics, /healthz or /readyz\n")
+    def answer(method: str, target: str) -> tuple[int, bytes, str]:
+        path = target.split("?", 1)[0]
+        if method not in ("GET", "HEAD"):
+            return 405, b"only GET\n", "text/plain; charset=utf-8"
+        if path == "/metrics":
+            return 200, generate_latest(telemetry.registry), CONTENT_TYPE_LATEST
+        if path == "/healthz":
+            ok = healthy()
+            return (200 if ok else 503), b"ok\n" if ok else b"the loop is not running\n", "text/plain; charset=utf-8"
+        if path == "/readyz":
+            ok = ready()
+            return (200 if ok else 503), b"ok\n" if ok else b"no cycle has succeeded yet\n", "text/plain; charset=utf-8"
+        return 404, b"not found: try /metrics, /healthz or /readyz\n", "text/plain; charset=utf-8"
 
-        def _send(self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    return HealthServer(address, answer, idle_timeout=idle_timeout, max_connections=max_connections)
 
-        def log_message(self, format: str, *args: Any) -> None:  # scrapes are not worth a log line
-            return
 
-    class Server(ThreadingHTTPServer):
-        daemon_threads = True
-        allow_reuse_address = True
+class HealthServer:
+    """A small asyncio HTTP/1.1 server in a thread of its own: one request a connection, each
+    request head read within ``idle_timeout``, at most ``max_connections`` open (the oldest idle one
+    is closed for a newcomer). Idle or slow clients (half-open sockets, a slow scanner) cost a few
+    bytes each and never hold up a probe: the liveness probe keeps its answer, and Kubernetes does
+    not restart a healthy pod."""
 
-    host, port = address
-    if ":" in host:
+    def __init__(self, address: tuple[str, int], answer: Callable[[str, str], tuple[int, bytes, str]], *,
+                 idle_timeout: float, max_connections: int) -> None:
+        import asyncio
         import socket
 
-        Server.address_family = socket.AF_INET6
-    try:
-        return Server((host, port), Handler)
-    except OSError as exc:
-        raise ConfigError(f"--metrics-addr {host}:{port}: cannot listen ({exc.strerror or exc})") from None
+        host, port = address
+        try:
+            self.socket = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                               reuse_port=False)
+        except OSError as exc:
+            raise ConfigError(f"--metrics-addr {host}:{port}: cannot listen ({exc.strerror or exc})") from None
+        self.server_address = self.socket.getsockname()
+        self.answer = answer
+        self.idle_timeout = idle_timeout
+        self.max_connections = max_connections
+        self.loop = asyncio.new_event_loop()
+        self.waiting: dict[Any, None] = {}  # writers of connections still waiting for their request, oldest first
+        self.open = 0
+        self.thread = threading.Thread(target=self._run, name="metrics", daemon=True)
+
+    def start(self) -> HealthServer:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        import asyncio
+
+        asyncio.set_event_loop(self.loop)
+        server = self.loop.run_until_complete(asyncio.start_server(self._serve, sock=self.socket,
+                                                                   limit=MAX_REQUEST_HEAD))
+        try:
+            self.loop.run_forever()
+        finally:
+            server.close()
+            pending = asyncio.all_tasks(self.loop)
+            for task in pending:
+                task.cancel()
+            self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            self.loop.close()
+
+    async def _serve(self, reader: Any, writer: Any) -> None:
+        import asyncio
+
+        self.open += 1
+        self.waiting[writer] = None
+        if self.open > self.max_connections:  # make room: the oldest connection still silent goes
+            oldest = next(iter(self.waiting))
+            self.waiting.pop(oldest, None)
+            oldest.close()
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.idle_timeout)
+            self.waiting.pop(writer, None)
+            parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+            if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+                status, body, kind = 400, b"bad request\n", "text/plain; charset=utf-8"
+            else:
+                status, body, kind = self.answer(parts[0], parts[1])
+            head_only = parts[0] == "HEAD"
+            writer.write(f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}\r\nContent-Type: {kind}\r\n"
+                         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1")
+                         + (b"" if head_only else body))
+            await asyncio.wait_for(writer.drain(), self.idle_timeout)
+        except asyncio.LimitOverrunError:
+            writer.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass  # too slow, gone, or closed to make room
+        finally:
+            self.waiting.pop(writer, None)
+            self.open -= 1
+            writer.close()
+
+    def shutdown(self) -> None:
+        if self.thread.is_alive():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=10)
+
+    def server_close(self) -> None:
+        self.socket.close()
 
 
 def tree_stamp(paths: Sequence[str]) -> list[tuple[str, int, int]]:
@@ -459,7 +555,7 @@ def tree_stamp(paths: Sequence[str]) -> list[tuple[str, int, int]]:
     return found
 
 
-def _host(server: ThreadingHTTPServer | None) -> str:
+def _host(server: HealthServer | None) -> str:
     if server is None:
         return ""
     host, port = server.server_address[:2]

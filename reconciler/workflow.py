@@ -4,7 +4,6 @@ convergence. The CLI parses flags and prints; everything it runs is here."""
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +20,8 @@ from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.context import parse_secret_spec
 from reconciler.plan.model import REF_RE, Operation, Plan, PlanOptions
 from reconciler.plan.pins import pin_fingerprint
+from reconciler.plan.planfile import declared_secrets as declared_secrets  # the CLI reads plan files here
+from reconciler.plan.planfile import read_plan_file as read_plan_file
 from reconciler.plan.planner import make_plan, order
 from reconciler.telemetry import current as telemetry
 
@@ -183,13 +184,6 @@ def is_plan_file(paths: Sequence[str]) -> bool:
         return False
     head = Path(paths[0]).read_bytes()[:512].lstrip()
     return head.startswith(b"{") and b'"format_version"' in head
-
-
-def read_plan_file(path: str) -> Plan:
-    try:
-        return Plan.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise PlanError(f"{path}: not a readable plan file ({exc})") from None
 
 
 def stale_objects(plan: Plan, client: ApiClient) -> tuple[list[str], LiveState]:

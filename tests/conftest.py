@@ -20,6 +20,8 @@ from reconciler.emulator.core import Emulator, EmulatorSettings
 
 ADMIN = "admin-key"
 READER = "reader-key"
+#: The headers of a call to the emulator's control endpoints (/_emulator/*): they need the admin key.
+EMULATOR_ADMIN = {"Authorization": f"Bearer {ADMIN}"}
 
 
 def free_port() -> int:

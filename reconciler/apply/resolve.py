@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 from reconciler.errors import ApplyError
 from reconciler.plan.context import parse_secret_spec
@@ -33,7 +34,10 @@ def substitute(value: Any, responses: Mapping[str, Any], apply_time: str) -> Any
     return value
 
 
-def _substitute_text(value: str, responses: Mapping[str, Any], apply_time: str) -> str:
+def _substitute_text(value: str, responses: Mapping[str, Any], apply_time: str, *, segment: bool = False) -> str:
+    """``value`` with its references replaced; with ``segment`` (a path) each value is escaped as
+    one path segment: an id the API returned never adds a ``/`` or a ``..`` to a path."""
+
     def one(m: Any) -> str:
         op_id, path = m.group(1), m.group(2)
         if op_id == "apply_time":
@@ -43,7 +47,7 @@ def _substitute_text(value: str, responses: Mapping[str, Any], apply_time: str) 
         found = lookup(responses[op_id], path or "")
         if found is None:
             raise ApplyError(f"reference {m.group(0)}: the response of {op_id} has no {path}")
-        return str(found)
+        return quote(str(found), safe="") if segment else str(found)
 
     return REF_RE.sub(one, value)
 
@@ -105,7 +109,7 @@ def request_for(op: Operation, responses: Mapping[str, Any], apply_time: str,
                 hide: Callable[..., None] | None = None) -> tuple[str, Any]:
     """(path, body) ready to send. Secret values exist only in the returned body, and are handed
     to ``hide`` (the client's redaction) before anything is sent."""
-    path = substitute(op.path, responses, apply_time)
+    path = _substitute_text(op.path, responses, apply_time, segment=True) if "${" in op.path else op.path
     body = substitute(op.body, responses, apply_time)
     values = []
     for pointer, spec in sorted(op.secrets.items()):

@@ -24,6 +24,9 @@ in-process, a real socket):
 - **DELETE** after an ambiguous failure treats a 404 on the retry as success (the first attempt
   did it); ``missing_ok=True`` treats any 404 as success.
 - **Read-only** clients (``drift``) refuse every method but GET before anything is sent.
+- **Paths stay on the endpoint**: a path that is not under ``/v2`` relative to the base URL (an
+  absolute or scheme-relative URL, a ``..`` segment) is refused before anything is sent
+  (``paths.api_path_problem``): the key never goes to another host.
 - **Bounded concurrency**: at most ``parallelism`` requests are in flight at once (a slot taken
   around the exchange, so nested ``map`` calls cannot oversubscribe the connection pool).
 - **Timeouts** on every request (``DEFAULT_TIMEOUT``), and a ``User-Agent`` naming reconciler.
@@ -56,7 +59,8 @@ import httpx
 
 from reconciler import __version__
 from reconciler.client.pacing import Pacer
-from reconciler.client.settings import DEFAULT_PARALLELISM, HOW_TO_CONFIGURE, Endpoint
+from reconciler.client.paths import api_path_problem
+from reconciler.client.settings import DEFAULT_PARALLELISM, HOW_TO_CONFIGURE, Endpoint, is_loopback
 from reconciler.errors import (
     AmbiguousWriteError,
     ApiError,
@@ -348,6 +352,8 @@ class ApiClient:
     ) -> Any:
         if self.read_only and method != "GET":
             raise ReadOnlyError("refused: this client is read-only (drift never writes)", method=method, path=path)
+        if (problem := api_path_problem(path)) is not None:  # never another host, never out of /v2
+            raise ConfigError(f"refused to send {method} {path!r}: the path {problem}")
         self.stats.count_request(method)
         failures = 0
         throttled = 0
@@ -550,14 +556,19 @@ class ApiClient:
             detail = body.get("detail") if isinstance(body.get("detail"), str) else None
             type_ = body.get("type") if isinstance(body.get("type"), str) else None
         elif response.content:
-            excerpt = " ".join(response.text.split())[:200]
+            # redact first, then cut: a secret the body echoes (raw or JSON-escaped) is gone before
+            # whitespace is collapsed or the text shortened, and a cut that leaves its beginning is
+            # redacted too
+            text = self._redact(response.text[:MAX_ERROR_BODY], cut=len(response.text) > MAX_ERROR_BODY)
+            excerpt = " ".join(text.split())
+            excerpt = self._redact(excerpt[:EXCERPT], cut=True) if len(excerpt) > EXCERPT else excerpt
             detail = f"non-problem error body: {excerpt}" if excerpt else None
         if 300 <= response.status_code < 400 and response.headers.get("location"):
             detail = f"unexpected redirect to {response.headers['location']}"
         return ProblemError(
             status=response.status_code,
-            title=self._redact(title),
-            detail=self._redact(detail) if detail is not None else None,
+            title=self._redact(title, cut=True),
+            detail=self._redact(detail, cut=True) if detail is not None else None,
             method=method,
             path=path,
             type=type_,
@@ -569,13 +580,23 @@ class ApiClient:
         """Also redact these values (a manifest's secrets, once resolved) from every error and
         event of this client: a service may echo a request body in a problem's detail."""
         with self._gate_lock:  # a value of 1-3 characters would garble every message, and show by the pattern
-            fresh = tuple(v for v in values if len(v) >= MIN_REDACTED and v not in self._secrets)
+            fresh = {form for v in values if len(v) >= MIN_REDACTED for form in _forms(v)} - set(self._secrets)
             if fresh:
                 self._secrets = tuple(sorted({*self._secrets, *fresh}, key=len, reverse=True))  # longest first
 
-    def _redact(self, text: str) -> str:
+    def _redact(self, text: str, *, cut: bool = False) -> str:
+        """``text`` without any secret this client knows, in any form a body shows it (raw,
+        JSON-escaped, HTML-escaped). With ``cut`` (the text may have been shortened), a text that
+        ends with the beginning of one (at least ``MIN_PREFIX`` characters) ends with
+        ``(sensitive)`` instead."""
         for secret in self._secrets:
-            text = text.replace(secret, "(sensitive)")
+            if secret in text:
+                text = text.replace(secret, "(sensitive)")
+        if cut:
+            for secret in self._secrets:
+                for k in range(min(len(secret) - 1, len(text)), MIN_PREFIX - 1, -1):
+                    if text.endswith(secret[:k]):
+                        return text[:-k] + "(sensitive)"
         return text
 
     def _event(self, line: str) -> None:
@@ -587,11 +608,28 @@ class ApiClient:
 MIN_REDACTED = 4
 
 
+#: The shortest beginning of a secret redacted at the end of a cut text.
+MIN_PREFIX = 6
+#: How much of a non-problem error body is read for its excerpt, and the excerpt's length.
+MAX_ERROR_BODY = 64 * 1024
+EXCERPT = 200
+
+
+def _forms(secret: str) -> set[str]:
+    """The ways a body can show ``secret``: as it is, JSON-escaped (as httpx sends it, and ASCII-only
+    as other encoders write it) and HTML-escaped (a gateway's error page)."""
+    import html
+
+    forms = {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1], html.escape(secret)}
+    return {f for f in forms if len(f) >= MIN_REDACTED}
+
+
 def _secrets_of(http: httpx.Client) -> tuple[str, ...]:
     """The credential the client carries, so that no message can ever repeat it."""
     auth = http.headers.get("authorization", "")
     token = auth.partition(" ")[2].strip()
-    return tuple(s for s in (auth, token) if len(s) >= MIN_REDACTED)
+    found = {form for s in (auth, token) if len(s) >= MIN_REDACTED for form in _forms(s)}
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 def _describe(exc: Exception) -> str:
@@ -715,8 +753,13 @@ def build_http_client(
 ) -> httpx.Client:
     """The httpx client ``ApiClient`` expects: base URL, bearer key, User-Agent, TLS verified
     (against ``ca_file`` when given, else ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set, else the
-    certifi bundle), timeouts, a connection pool sized to ``parallelism``, no redirects followed."""
+    certifi bundle), timeouts, a connection pool sized to ``parallelism``, no redirects followed.
+    A loopback endpoint is reached directly: ``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY`` would send
+    the key (in clear text over http) to a proxy, which cannot reach this machine's loopback anyway."""
+    host = httpx.URL(base_url).host
+    direct = {f"all://[{host}]" if ":" in host else f"all://{host}": None} if host and is_loopback(host) else None
     return httpx.Client(
+        mounts=direct,
         base_url=base_url,
         headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"},
         timeout=timeout,
@@ -751,7 +794,7 @@ def open_client(
     connect_timeout: float | None = None,
 ) -> ApiClient:
     """An ``ApiClient`` for an endpoint: a real base URL over httpx's own transport (TLS verified,
-    proxies from the environment honoured), or the emulator persisted in ``endpoint.emulator_db``
+    proxies from the environment honoured except for a loopback endpoint), or the emulator persisted in ``endpoint.emulator_db``
     served in-process (``inprocess.InProcessTransport``). ``close()`` the client when done."""
     timeout = DEFAULT_TIMEOUT if connect_timeout is None else httpx.Timeout(30.0, connect=connect_timeout)
     if endpoint.emulator_db is not None:

@@ -88,6 +88,10 @@ class Store:
     """
 
     def __init__(self, path: str | None) -> None:
+        if path and path != ":memory:":  # it holds the integrations' secrets: 0600, never through a link
+            from reconciler.files import open_private_file
+
+            open_private_file(path, "the emulator's SQLite file")
         self._db = sqlite3.connect(path or ":memory:", check_same_thread=False, isolation_level=None)
         self._lock = threading.RLock()
         self._depth = 0

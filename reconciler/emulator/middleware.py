@@ -9,10 +9,12 @@ Every request passes three stages, in this order:
    route matches). A request is counted on arrival, so one later answered 429 or hit by a fault is
    counted too. ``GET /_emulator/stats`` returns ``{"requests": {...}}`` and
    ``POST /_emulator/reset-stats`` clears the counts (204); these two are not counted, not rate
-   limited, not faulted and need no key. ``POST /_emulator/faults`` with
+   limited and not faulted. ``POST /_emulator/faults`` with
    ``{"route": "POST /v2/prompts", "status": 500, "times": 1}`` makes the next ``times`` requests of
    that route (the stats key) fail with that status without being processed (a targeted fault for
-   end-to-end tests); ``DELETE /_emulator/faults`` clears them.
+   end-to-end tests); ``DELETE /_emulator/faults`` clears them. Every ``/_emulator/*`` endpoint
+   needs the admin key (401 without a valid key, 403 with another one): any local process, or a web
+   page a browser on the same machine opens, could otherwise inject faults or read the counts.
 2. **Rate limit** (``settings.rate_limit`` requests per second; ``None`` turns it off). One token
    bucket per bearer key (requests without one share a bucket per client address). The bucket
    holds ``max(1, rate)`` tokens, starts full and refills continuously. A request that finds it
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import json
 import math
 import random
@@ -49,6 +52,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reconciler.emulator.core import Emulator, Problem, problem_response
 
+CONTROL_PREFIX = "/_emulator/"
 STATS_PATH = "/_emulator/stats"
 RESET_STATS_PATH = "/_emulator/reset-stats"
 TARGETED_FAULTS_PATH = "/_emulator/faults"
@@ -342,6 +346,9 @@ class EmulatorMiddleware:
             return
         path: str = scope["path"]
         method: str = scope["method"]
+        if path.startswith(CONTROL_PREFIX) and (refused := self._control_refusal(scope)) is not None:
+            await self._problem(refused)(scope, receive, send)
+            return
         if path in (STATS_PATH, RESET_STATS_PATH):
             await self._own_endpoint(path, method)(scope, receive, send)
             return
@@ -386,6 +393,18 @@ class EmulatorMiddleware:
             await self.app(scope, receive, _discard)
             problem = Problem(fault.status, "injected fault: the request was processed but its response was lost")
             await self._problem(problem)(scope, receive, send)
+
+    def _control_refusal(self, scope: Scope) -> Problem | None:
+        """Why a request to a control endpoint is refused (None: it carries the admin key)."""
+        header = _header(scope, b"authorization") or ""
+        scheme, _, token = header.partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            return Problem(401, "the emulator's control endpoints need the admin key")
+        if hmac.compare_digest(token.encode(), self.emu.settings.admin_key.encode()):
+            return None
+        known = token == self.emu.settings.reader_key or token in self.emu.settings.space_keys
+        return Problem(403 if known else 401, "the emulator's control endpoints need the admin key")
 
     def _own_endpoint(self, path: str, method: str) -> Response:
         if path == STATS_PATH and method in ("GET", "HEAD"):

@@ -49,6 +49,10 @@ def _finite(literal: str) -> float:
     return value
 
 
+#: What a value nested deeper than the JSON decoder goes (Python's recursion limit, about 900
+#: levels) is told: a problem at its line, never a RecursionError.
+TOO_DEEP = "JSON nested too deeply (the limit is about 900 levels of arrays and objects)"
+
 #: Stands in for an example line that did not parse (already reported), so indices stay the
 #: positions of the examples in the file.
 BROKEN = object()
@@ -188,7 +192,7 @@ def _jsonl_chunk(chunk: list[str], chunk_numbers: list[int], examples: list[Any]
         return
     try:  # fast path: the chunk as one array, one call into the C scanner
         whole = _DECODER.decode("[" + ",".join(chunk) + "]")
-    except ValueError:
+    except (ValueError, RecursionError):
         whole = None  # some line is broken: decode line by line to say which
     if isinstance(whole, list) and len(whole) == len(chunk):
         examples.extend(whole)
@@ -201,6 +205,9 @@ def _jsonl_chunk(chunk: list[str], chunk_numbers: list[int], examples: list[Any]
             examples.append(decode(line))
         except json.JSONDecodeError as exc:
             problems.append(Problem(shown, n, exc.colno, f"examples[{len(examples)}]", f"invalid JSON: {exc.msg}"))
+            examples.append(BROKEN)
+        except RecursionError:
+            problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", TOO_DEEP))
             examples.append(BROKEN)
         except ValueError as exc:
             problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", str(exc)))
@@ -242,6 +249,9 @@ def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[An
         except ValueError as exc:
             fail(i, f"examples[{len(examples)}]: {exc}")
             return None
+        except RecursionError:
+            fail(i, f"examples[{len(examples)}]: {TOO_DEEP}")
+            return None
         examples.append(value)
         lines.append(where(i)[0])
         i = skip(end)
@@ -275,6 +285,9 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
             return
         shown = os.path.join(os.path.dirname(ctx.file), written) if ctx.file != "<stdin>" else written
         real = ctx.resolve_path(written)
+        if (why := ctx.outside_tree(real)) is not None:
+            ctx.problem((*path, "examples_file"), f"{shown} {why}")
+            return
         if not os.path.isfile(real):
             ctx.problem((*path, "examples_file"), f"no such file: {shown}")
             return

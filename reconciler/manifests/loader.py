@@ -16,6 +16,7 @@ from typing import TextIO
 
 from reconciler.errors import ManifestError
 from reconciler.manifests import yamlload
+from reconciler.manifests.confine import tree_roots
 from reconciler.manifests.overlay import Variables, apply_patches, collect_variables, substitute
 from reconciler.manifests.validate import cross_document_problems, ownership_of, validate_document
 from reconciler.manifests.yamlload import Problem, YamlDocument, parse_documents, read_file, read_text
@@ -107,6 +108,7 @@ def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | Non
              if f == STDIN or os.path.realpath(f) not in variables.files]  # a --var-file is no manifest
     docs: list[tuple[YamlDocument, str]] = []
     shown_files: list[str] = []
+    budget = yamlload.NodeBudget()  # every file of the load together
     for f in files:
         if f == STDIN:
             shown, base_dir = STDIN_NAME, os.getcwd()
@@ -117,14 +119,15 @@ def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | Non
         shown_files.append(shown)
         if text is None:
             continue
-        for doc in parse_documents(text, shown, problems):
+        for doc in parse_documents(text, shown, problems, budget):
             substitute(doc, variables, problems)
             docs.append((doc, base_dir))
     docs, policy_docs = _policies_apart(docs, policy_paths, problems)
     base_dirs = {id(doc): base for doc, base in docs}
+    roots = tree_roots(paths)
     resources: list[DesiredResource] = []
     for doc in apply_patches((doc for doc, _ in docs), problems):
-        resource = validate_document(doc, problems, base_dirs[id(doc)])
+        resource = validate_document(doc, problems, base_dirs[id(doc)], roots)
         if resource is not None:
             resources.append(resource)
     ownership = ownership_of(resources, problems)

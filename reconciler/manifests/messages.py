@@ -43,8 +43,10 @@ class Ctx:
     and the directory that relative paths (``{file: PATH}``, ``examples_file``) are resolved against."""
 
     def __init__(self, file: str, marks: Mapping[str, Mark], problems: list[Problem], base_dir: str,
-                 label: str | Callable[[], str], refused: Iterable[str] = ()) -> None:
+                 label: str | Callable[[], str], refused: Iterable[str] = (),
+                 roots: tuple[str, ...] | None = None) -> None:
         self.file = file
+        self.roots = roots  # the tree files named by the document must stay in (None: anywhere)
         self.refused = tuple(refused)
         self.marks = marks
         self.problems = problems
@@ -103,6 +105,12 @@ class Ctx:
 
     def resolve_path(self, written: str) -> str:
         return os.path.normpath(os.path.join(self.base_dir, os.path.expanduser(written)))
+
+    def outside_tree(self, path: str) -> str | None:
+        """Why the document may not name the file at ``path`` (None: it may): see ``confine``."""
+        from reconciler.manifests.confine import outside_tree
+
+        return outside_tree(path, self.roots)
 
 
 def show(path: Path) -> str:

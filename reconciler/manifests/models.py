@@ -209,6 +209,9 @@ def _secret(value: Any, info: ValidationInfo) -> SecretRef:
                           "in case it is one)", source)
         return SecretRef("env", ref)
     resolve: Callable[[str], str] = (info.context or {}).get("resolve_path", lambda p: p)
+    outside: Callable[[str], str | None] = (info.context or {}).get("outside_tree", lambda p: None)
+    if (why := outside(resolve(ref))) is not None:
+        raise problem(f"the secret file {why}", source)
     return SecretRef("file", resolve(ref))
 
 

@@ -82,7 +82,8 @@ def document_label(value: Mapping[str, Any]) -> str | None:
     return f"{_short(kind)}/{_short(name)}"
 
 
-def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str) -> DesiredResource | None:
+def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str,
+                      roots: tuple[str, ...] | None = None) -> DesiredResource | None:
     """Check one document; problems are appended. The resource is returned whenever its kind and name
     are usable (even with other problems), so cross-document checks still see it."""
     value = doc.value
@@ -90,11 +91,13 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str)
         problems.append(Problem(doc.file, doc.line, doc.column, doc.label(),
                                 f"a manifest document must be a mapping with kind and name, got {a_kind_of(value)}"))
         return None
-    ctx = Ctx(doc.file, doc.marks, problems, base_dir, lambda: document_label(value) or doc.label(), doc.refused)
+    ctx = Ctx(doc.file, doc.marks, problems, base_dir, lambda: document_label(value) or doc.label(), doc.refused,
+              roots)
     ctx.extra_sources.update(doc.extra_sources)
     model: Any = None
     try:
-        model = DOCUMENT.validate_python(value, context={"resolve_path": ctx.resolve_path})
+        model = DOCUMENT.validate_python(value, context={"resolve_path": ctx.resolve_path,
+                                                              "outside_tree": ctx.outside_tree})
     except ValidationError as exc:
         report(exc, ManifestDocument, ctx)
     if model is not None:

@@ -41,6 +41,22 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_EXAMPLES_FILE_BYTES = 1024 * 1024 * 1024
 #: Nesting cap (mappings and sequences), deep enough for any real JSON Schema.
 MAX_DEPTH = 100
+#: What one load may build, all files together: a key or scalar counts 1, a mapping or list 2
+#: (about 260 and 480 bytes each once loaded, marks included). This bounds memory; the byte cap
+#: does not (2 MB of ``{}`` is 700,000 mappings: about 650 MB to validate before this cap). At
+#: the cap a load needs about 300 MB; the 5,000-resource tree the benchmarks validate uses a fifth
+#: of it. Large datasets belong in an examples_file (JSON, read in blocks, not counted here).
+MAX_NODES = 1_000_000
+
+
+class NodeBudget:
+    """The values a load may still build (``MAX_NODES``), shared by every file it reads."""
+
+    __slots__ = ("left", "spent")
+
+    def __init__(self, limit: int = MAX_NODES) -> None:
+        self.left = limit
+        self.spent = False  # told once: the files after the one that spent it are not parsed
 
 #: (key line, key column, value line, value column), all 1-based. Sequence items: key == value.
 Mark = tuple[int, int, int, int]
@@ -148,9 +164,14 @@ def _too_big(size: int, limit: int) -> str:
     return f"file is {size:,} bytes, over the {limit:,}-byte limit per file; split it"
 
 
-def parse_documents(text: str, file: str, problems: list[Problem]) -> list[YamlDocument]:
+def parse_documents(text: str, file: str, problems: list[Problem],
+                    budget: NodeBudget | None = None) -> list[YamlDocument]:
     """Every document of a YAML stream (empty documents are skipped). Problems are appended;
-    a syntax error ends the file (the documents before it are kept)."""
+    a syntax error ends the file (the documents before it are kept). ``budget`` (default: a new
+    one) bounds the values built."""
+    budget = NodeBudget() if budget is None else budget
+    if budget.spent:
+        return []
     loader = _Loader(text)
     docs: list[YamlDocument] = []
     get: Callable[[], Any] = loader.get_event
@@ -164,7 +185,7 @@ def parse_documents(text: str, file: str, problems: list[Problem]) -> list[YamlD
                 mark = ev.start_mark
                 doc = YamlDocument(file, index, None, mark.line + 1, mark.column + 1)
                 try:
-                    doc.value = _build(get, doc, problems)
+                    doc.value = _build(get, doc, problems, budget)
                 except _AbortDocument:
                     _skip_to_document_end(get)
                     continue
@@ -205,7 +226,7 @@ def _skip_to_document_end(get: Callable[[], Any]) -> None:
         pass
 
 
-def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -> Any:
+def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem], budget: NodeBudget) -> Any:
     """Build one document's value from events, up to and including its DocumentEndEvent.
 
     Run on every event of every manifest, so the container being filled is held in local
@@ -245,6 +266,14 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem]) -
             return root
         m = ev.start_mark
         vl, vc = m.line + 1, m.column + 1
+        budget.left -= 2 if t is MappingStartEvent or t is SequenceStartEvent else 1
+        if budget.left < 0:
+            budget.spent = True
+            problems.append(Problem(file, vl, vc, doc.label(),
+                                    f"the manifests hold too many YAML values: over {MAX_NODES:,} (a key or scalar "
+                                    "counts 1, a mapping or list 2), the limit that bounds the memory a load needs; "
+                                    "move large example sets to an examples_file"))
+            raise _AbortFile
 
         # A mapping waiting for its next key: this event is the key.
         if is_map and key is None:

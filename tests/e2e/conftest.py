@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from reconciler.cli import main
+from tests.conftest import EMULATOR_ADMIN
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"RECONCILER_API_KEY": "admin-key", "VENDOR_A_KEY": "canary-vendor-a-5f2c", "AGENT_TOKEN": "canary-agent-9b7e"}
@@ -44,7 +45,7 @@ def cli(server: tuple[str, Any], monkeypatch: pytest.MonkeyPatch) -> Callable[..
 @pytest.fixture
 def stats(server: tuple[str, Any]) -> Callable[[], dict[str, int]]:
     def read() -> dict[str, int]:
-        counts: dict[str, int] = httpx.get(f"{server[0]}/_emulator/stats").json()["requests"]
+        counts: dict[str, int] = httpx.get(f"{server[0]}/_emulator/stats", headers=EMULATOR_ADMIN).json()["requests"]
         return counts
 
     return read
@@ -52,7 +53,7 @@ def stats(server: tuple[str, Any]) -> Callable[[], dict[str, int]]:
 
 @pytest.fixture
 def reset_stats(server: tuple[str, Any]) -> Callable[[], None]:
-    return lambda: httpx.post(f"{server[0]}/_emulator/reset-stats").raise_for_status()
+    return lambda: httpx.post(f"{server[0]}/_emulator/reset-stats", headers=EMULATOR_ADMIN).raise_for_status()
 
 
 @pytest.fixture(autouse=True)

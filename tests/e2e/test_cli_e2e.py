@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from click.testing import Result
 
+from tests.conftest import EMULATOR_ADMIN
 from tests.e2e.conftest import ENV
 
 Cli = Callable[..., Result]
@@ -125,13 +126,13 @@ def test_saved_plan_applies_when_live_did_not_move(cli: Cli, tree: Path, tmp_pat
 
 def test_partial_failure_reports_applied_failed_skipped_and_a_rerun_converges(
         cli: Cli, tree: Path, server: tuple[str, Any]) -> None:
-    httpx.post(f"{server[0]}/_emulator/faults", json={"route": "POST /v2/prompts", "status": 500, "times": 20}
+    httpx.post(f"{server[0]}/_emulator/faults", headers=EMULATOR_ADMIN, json={"route": "POST /v2/prompts", "status": 500, "times": 20}
                ).raise_for_status()
     result = cli("apply", str(tree), "--auto-approve", "--parallelism", "2")
     assert result.exit_code == 1
     assert "Failed: 1" in result.stdout and "Skipped: 2" in result.stdout and "Applied: 6" in result.stdout
     assert "500 Internal server error" in result.stdout
-    httpx.delete(f"{server[0]}/_emulator/faults").raise_for_status()
+    httpx.delete(f"{server[0]}/_emulator/faults", headers=EMULATOR_ADMIN).raise_for_status()
     rerun = cli("apply", str(tree), "--auto-approve")
     assert rerun.exit_code == 0, rerun.output
     assert "Applied: 3" in rerun.stdout  # only what had not been done

@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 
 from reconciler.cli import main
 from reconciler.emulator.core import Emulator
+from tests.conftest import EMULATOR_ADMIN
 
 ROOT = Path(__file__).resolve().parents[2]
 ENVIRONMENTS = ROOT / "examples/environments"
@@ -299,7 +300,7 @@ def test_bad_input_is_refused_at_its_line_before_any_request(
     result = run("plan", str(tree), "--base-url", url, "--var", "known=1")
     assert result.exit_code == 1
     assert f"m.yaml{line}" in result.stderr and message in result.stderr, result.stderr
-    assert httpx.get(f"{url}/_emulator/stats").json()["requests"] == {}
+    assert httpx.get(f"{url}/_emulator/stats", headers=EMULATOR_ADMIN).json()["requests"] == {}
     assert run("validate", str(tree), "--var", "known=1").exit_code == 1
 
 

@@ -16,6 +16,7 @@ from reconciler.client.live import read_live
 from reconciler.client.settings import Endpoint
 from reconciler.manifests import load_manifests
 from reconciler.progress import read_progress, request_kind
+from tests.conftest import EMULATOR_ADMIN
 from tests.e2e.test_cli_e2e import edit
 
 Cli = Callable[..., Result]
@@ -48,7 +49,7 @@ def test_quiet_says_nothing_in_sync_and_shows_drift_when_there_is_some(cli: Cli,
 def test_quiet_apply_still_reports_what_failed(cli: Cli, tree: Path, server: tuple[str, Any]) -> None:
     import httpx
 
-    httpx.post(f"{server[0]}/_emulator/faults", json={"route": "POST /v2/prompts", "status": 422, "times": 5}
+    httpx.post(f"{server[0]}/_emulator/faults", headers=EMULATOR_ADMIN, json={"route": "POST /v2/prompts", "status": 422, "times": 5}
                ).raise_for_status()
     result = cli("apply", str(tree), "--auto-approve", "--quiet")
     assert result.exit_code == 1

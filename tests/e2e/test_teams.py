@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 
 from reconciler.cli import main
 from reconciler.emulator.core import Emulator
+from tests.conftest import EMULATOR_ADMIN
 
 Cli = Callable[..., Result]
 ENV = {"RECONCILER_API_KEY": "admin-key", "A_KEY": "canary-team-a-71c2", "B_KEY": "canary-team-b-0d9e",
@@ -116,7 +117,7 @@ def write(root: Path, name: str, text: str) -> Path:
 
 
 def requests_by_route(served: tuple[str, Emulator]) -> dict[str, int]:
-    return dict(httpx.get(f"{served[0]}/_emulator/stats").json()["requests"])
+    return dict(httpx.get(f"{served[0]}/_emulator/stats", headers=EMULATOR_ADMIN).json()["requests"])
 
 
 def requests_made(served: tuple[str, Emulator]) -> int:
@@ -184,7 +185,7 @@ def test_an_integration_used_by_a_live_evaluator_is_never_deleted_and_the_refusa
     assert cli("apply", str(team_b), "--auto-approve").exit_code == 0
     assert cli("apply", str(team_a), "--auto-approve").exit_code == 0  # A's evaluator uses B's integration
     renamed = write(tmp_path, "team-b-next", TEAM_B.replace("name: team-b-llm", "name: team-b-llm2"))
-    httpx.post(f"{served[0]}/_emulator/reset-stats").raise_for_status()
+    httpx.post(f"{served[0]}/_emulator/reset-stats", headers=EMULATOR_ADMIN).raise_for_status()
     refused = cli("apply", str(renamed), "--prune", "--auto-approve")
     assert refused.exit_code == 1
     assert "Integration/team-b-llm: the plan would delete it" in refused.stderr

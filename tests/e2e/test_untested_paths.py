@@ -24,7 +24,7 @@ import trustme
 from click.testing import CliRunner, Result
 
 from reconciler.cli import main
-from tests.conftest import free_port
+from tests.conftest import EMULATOR_ADMIN, free_port
 from tests.e2e.conftest import ENV, ROOT
 from tests.e2e.test_cli_e2e import edit
 
@@ -98,7 +98,7 @@ def test_an_apply_that_does_not_converge_exits_1_and_names_what_still_differs(
 
 def test_a_refused_create_says_what_to_change_and_where_not_re_run(cli: Cli, tree: Path,
                                                                     server: tuple[str, Any]) -> None:
-    httpx.post(f"{server[0]}/_emulator/faults", json={"route": "POST /v2/prompts", "status": 422, "times": 5}
+    httpx.post(f"{server[0]}/_emulator/faults", headers=EMULATOR_ADMIN, json={"route": "POST /v2/prompts", "status": 422, "times": 5}
                ).raise_for_status()
     result = cli("apply", str(tree), "--auto-approve")
     assert result.exit_code == 1
@@ -133,7 +133,7 @@ def test_export_space_exports_that_space_only(cli: Cli, tree: Path, server: tupl
 
 def test_fail_fast_starts_nothing_after_the_first_failure(cli: Cli, tree: Path, server: tuple[str, Any]) -> None:
     url = server[0]
-    httpx.post(f"{url}/_emulator/faults", json={"route": "POST /v2/integrations", "status": 422, "times": 50}
+    httpx.post(f"{url}/_emulator/faults", headers=EMULATOR_ADMIN, json={"route": "POST /v2/integrations", "status": 422, "times": 50}
                ).raise_for_status()
     fast = cli("apply", str(tree), "--auto-approve", "--fail-fast", "--parallelism", "1")
     assert fast.exit_code == 1
@@ -267,7 +267,7 @@ def emulator_process() -> Iterator[Callable[..., str]]:
         deadline = time.monotonic() + 20
         while True:
             try:
-                httpx.get(f"{url}/_emulator/stats", timeout=1)
+                httpx.get(f"{url}/_emulator/stats", headers=EMULATOR_ADMIN, timeout=1)
                 return url
             except httpx.TransportError:
                 if time.monotonic() > deadline:
@@ -286,7 +286,7 @@ def test_the_emulator_rate_limit_is_waited_out_and_each_wait_shown_on_stderr(
     result = run_at(url, "plan", str(tree))
     assert result.exit_code == 0, result.output
     assert re.search(r"429 on GET /v2/\S+: waiting \d+s \(Retry-After\)", result.stderr), result.stderr
-    counts = httpx.get(f"{url}/_emulator/stats").json()["requests"]
+    counts = httpx.get(f"{url}/_emulator/stats", headers=EMULATOR_ADMIN).json()["requests"]
     assert sum(counts.values()) > 4  # more than one second's worth: the limit was met, and waited out
 
 

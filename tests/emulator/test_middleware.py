@@ -327,8 +327,21 @@ def test_reset_stats_clears_the_counts(server: tuple[str, Emulator]) -> None:
         assert stats(api) == {}
 
 
-def test_the_stats_endpoints_need_no_key_and_answer_other_methods_with_405(server: tuple[str, Emulator]) -> None:
-    with httpx.Client(base_url=server[0]) as anonymous:
-        assert anonymous.get("/_emulator/stats").json() == {"requests": {}}
-        assert anonymous.post("/_emulator/reset-stats").status_code == 204
-        assert_problem(anonymous.delete("/_emulator/stats"), 405)
+def test_the_control_endpoints_need_the_admin_key_and_answer_other_methods_with_405(
+        server: tuple[str, Emulator]) -> None:
+    """Any local process (or a web page a browser on the machine opens) could otherwise read the
+    counts, clear them, or inject faults into the writes of a real run."""
+    url, emu = server
+    with httpx.Client(base_url=url) as anonymous, httpx.Client(
+            base_url=url, headers={"Authorization": "Bearer reader-key"}) as reader, httpx.Client(
+            base_url=url, headers={"Authorization": "Bearer not-a-key"}) as stranger, client(url) as admin:
+        admin.get("/v2/prompts")
+        for caller, status in ((anonymous, 401), (stranger, 401), (reader, 403)):
+            assert_problem(caller.get("/_emulator/stats"), status)
+            assert_problem(caller.post("/_emulator/reset-stats"), status)
+            assert_problem(caller.post("/_emulator/faults", json={"route": "GET /v2/prompts", "status": 500}), status)
+            assert_problem(caller.delete("/_emulator/faults"), status)
+        assert stats(admin) == {"GET /v2/prompts": 1}  # nothing was cleared
+        assert admin.get("/v2/prompts").status_code == 200  # no fault was injected
+        assert admin.post("/_emulator/reset-stats").status_code == 204
+        assert_problem(admin.delete("/_emulator/stats"), 405)

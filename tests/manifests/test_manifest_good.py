@@ -119,7 +119,7 @@ def test_file_secret_refs_become_absolute_paths_next_to_the_manifest(tmp_path: P
     (sub / "m.yaml").write_text(
         "kind: Integration\nname: a\ntype: LLM\nconfig:\n  provider: VENDOR_A\n"
         "  api_key: {file: ../secrets/key.txt}\n", encoding="utf-8")
-    (r,) = load_manifests([str(sub / "m.yaml")])
+    (r,) = load_manifests([str(tmp_path)])  # the tree: secrets/ is inside it
     assert r.spec["config"]["api_key"] == SecretRef("file", str(tmp_path / "secrets" / "key.txt"))
 
 

@@ -154,11 +154,11 @@ class Served:
     recorder: Recorder
 
     def stats(self) -> dict[str, int]:
-        counts: dict[str, int] = httpx.get(f"{self.url}/_emulator/stats").json()["requests"]
+        counts: dict[str, int] = httpx.get(f"{self.url}/_emulator/stats", headers={"Authorization": f"Bearer {self.emu.settings.admin_key}"}).json()["requests"]
         return counts
 
     def reset_stats(self) -> None:
-        httpx.post(f"{self.url}/_emulator/reset-stats").raise_for_status()
+        httpx.post(f"{self.url}/_emulator/reset-stats", headers={"Authorization": f"Bearer {self.emu.settings.admin_key}"}).raise_for_status()
         self.recorder.clear()
 
 

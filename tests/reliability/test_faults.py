@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.conftest import EMULATOR_ADMIN
 from tests.reliability.generators import API_KEY_ENV, desired_state
 from tests.reliability.harness import ApplyOutput, duplicates, live_names, run_cli, serve
 from tests.reliability.scenarios import apply_under_faults, expected_addresses
@@ -35,7 +36,7 @@ def test_every_failed_call_is_named_and_the_rerun_makes_only_what_was_missing(tm
     env = {**state.env(), API_KEY_ENV: "admin-key"}
     with serve() as served:
         for route, status in (("POST /v2/datasets", 403), ("POST /v2/integrations", 422)):
-            httpx.post(f"{served.url}/_emulator/faults", json={"route": route, "status": status, "times": 2}
+            httpx.post(f"{served.url}/_emulator/faults", headers=EMULATOR_ADMIN, json={"route": route, "status": status, "times": 2}
                        ).raise_for_status()
         first = run_cli(["apply", str(tree), "--auto-approve", "--base-url", served.url], env)
         report = ApplyOutput.parse(first.stdout)

@@ -89,7 +89,7 @@ def session_in(tmp: Path) -> Iterator[Session]:
             cli("plan --out", "plan", tree, *url, "-v", "--out", str(planfile))
             run.texts["plan file"] = planfile.read_text(encoding="utf-8")
             for route, status in (("POST /v2/integrations", 422), ("POST /v2/prompts", 500)):
-                httpx.post(f"{served.url}/_emulator/faults", json={"route": route, "status": status, "times": 2}
+                httpx.post(f"{served.url}/_emulator/faults", headers={"Authorization": f"Bearer {run.key}"}, json={"route": route, "status": status, "times": 2}
                            ).raise_for_status()
             cli("apply with failures", "apply", tree, *url, "--auto-approve", "-v")
             cli("apply", "apply", tree, *url, "--auto-approve", "-v")

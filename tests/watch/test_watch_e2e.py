@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from reconciler.emulator.core import Emulator
-from tests.conftest import running_emulator
+from tests.conftest import EMULATOR_ADMIN, running_emulator
 from tests.watch.helpers import ENV, Watch, apply_tree, copy_tree
 
 pytestmark = pytest.mark.socket
@@ -167,7 +167,7 @@ def test_an_api_failing_for_a_while_is_backed_off_from_and_survived(
     url = server[0]
     tree = copy_tree(tmp_path / "manifests")
     apply_tree(tree, url)
-    httpx.post(f"{url}/_emulator/faults", json={"route": "GET /v2/integrations", "status": 503, "times": 100000}
+    httpx.post(f"{url}/_emulator/faults", headers=EMULATOR_ADMIN, json={"route": "GET /v2/integrations", "status": 503, "times": 100000}
                ).raise_for_status()
     watcher = Watch(tree, url, tmp_path, "--request-retries", "0", "--max-backoff", "2s")
     watches.append(watcher)
@@ -178,7 +178,7 @@ def test_an_api_failing_for_a_while_is_backed_off_from_and_survived(
     assert watcher.value("reconciler_api_requests_total", method="GET", status="503") >= 3
     assert watcher.value("reconciler_last_successful_cycle_timestamp_seconds") == 0
 
-    httpx.delete(f"{url}/_emulator/faults").raise_for_status()  # the API is back
+    httpx.delete(f"{url}/_emulator/faults", headers=EMULATOR_ADMIN).raise_for_status()  # the API is back
     watcher.wait_for("a successful cycle", lambda: watcher.get("/readyz").status_code == 200)
     assert watcher.value("reconciler_consecutive_failures") == 0
     assert watcher.value("reconciler_resources", kind="Integration", state="in_sync") == 3
