@@ -56,7 +56,7 @@ def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
         if metrics_file and not Path(metrics_file).resolve().parent.is_dir():
             raise ReconcilerError(f"--metrics-file {metrics_file}: the directory {Path(metrics_file).parent} "
                                   "does not exist")
-        telemetry = Telemetry(log_format=log_format)
+        telemetry = Telemetry(log_format=log_format, metrics=bool(metrics_file))  # figures only when written
         previous = set_current(telemetry)
         started = time.monotonic()
         code: int = 0
