@@ -29,6 +29,10 @@ class _Group(click.Group):
         """As click's, but a usage error (unknown option, bad value, missing PATH) exits 1, not
         click's 2: exit 2 means "changes" or "drift" here, and a typo in a CI job must not read as
         either."""
+        # No pydantic plugin has anything to see in the manifest models: skip their discovery (a scan
+        # of every installed package's metadata on the first model, paid by every command). Set the
+        # variable to load them anyway.
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
