@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from reconciler import __version__
+from reconciler.cli_observe import show_error
 from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.errors import PlanError, ReconcilerError
 
@@ -38,10 +39,10 @@ class _Group(click.Group):
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as exc:
-            exc.show()
+            show_error(exc, args, exit_code=1)
             sys.exit(1)
         except click.ClickException as exc:
-            exc.show()
+            show_error(exc, args, exit_code=exc.exit_code)
             sys.exit(exc.exit_code)
         except click.Abort:
             click.echo("Aborted!", err=True)

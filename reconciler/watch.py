@@ -46,7 +46,7 @@ from types import FrameType
 from typing import Any
 
 import httpx
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.exposition import choose_encoder
 
 from reconciler.apply.executor import APPLIED
 from reconciler.client.http import ApiClient
@@ -384,13 +384,15 @@ class Watcher:
 
 def metrics_server(address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
                    ready: Callable[[], bool]) -> ThreadingHTTPServer:
-    """``/metrics`` (Prometheus text format), ``/healthz`` and ``/readyz`` (200 or 503)."""
+    """``/metrics`` (Prometheus text format, or OpenMetrics when the Accept header asks for it),
+    ``/healthz`` and ``/readyz`` (200 or 503)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the http.server name)
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
-                self._send(200, generate_latest(telemetry.registry), CONTENT_TYPE_LATEST)
+                encode, content_type = choose_encoder(self.headers.get("Accept", ""))  # OpenMetrics when asked
+                self._send(200, encode(telemetry.registry), content_type)
             elif path == "/healthz":
                 ok = healthy()
                 self._send(200 if ok else 503, b"ok\n" if ok else b"the loop is not running\n")
