@@ -69,7 +69,7 @@ def _connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--host", help="Build the base URL from a custom host."),
         click.option("--api-key-file", type=click.Path(dir_okay=False),
                      help="Read the API key from FILE (else RECONCILER_API_KEY)."),
-        click.option("--emulator", "emulator_db", metavar="FILE",
+        click.option("--emulator", "emulator_db", metavar="FILE", type=click.Path(dir_okay=False),
                      help="Run against an in-process emulator persisted in FILE (SQLite)."),
         click.option("--parallelism", default=DEFAULT_PARALLELISM, show_default=True, type=click.IntRange(1, 64),
                      help="Concurrent requests."),
@@ -193,7 +193,7 @@ def _problems() -> Callable[[str], None]:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
 @_var_options
 def validate(paths: tuple[str, ...], check_secrets: bool, variables: tuple[str, ...],
@@ -214,7 +214,7 @@ def schema() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
@@ -252,7 +252,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--prune", is_flag=True, help="Count unmanaged resources (inside the ownership) as drift.")
 @click.option("--since", metavar="REF", help="Count write-only fields whose declaration changed since this git "
@@ -281,7 +281,7 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
 @_plan_options

@@ -41,7 +41,7 @@ class _Address(click.ParamType[tuple[str, int]]):
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--interval", type=_Duration(), default="5m", show_default=True,
               help="Time between cycles (jittered by ±10%): 30s, 5m, 1h.")
 @click.option("--apply", "do_apply", is_flag=True, help="Apply what each cycle finds (self-heal), under apply's "
