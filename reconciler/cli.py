@@ -474,8 +474,11 @@ def emulator(
     rate_limit: float | None, faults: str | None, errors_url: str | None, spaces: tuple[str, ...],
 ) -> None:
     """Serve the API emulator over HTTP."""
-    from reconciler.emulator.core import DEFAULT_ERRORS_URL, EmulatorSettings
-    from reconciler.emulator.server import serve
+    from reconciler.emulator import server_stack
+
+    with server_stack("reconciler emulator"):
+        from reconciler.emulator.core import DEFAULT_ERRORS_URL, EmulatorSettings
+        from reconciler.emulator.server import serve
 
     space_keys: dict[str, str] = {}
     for item in space_key:

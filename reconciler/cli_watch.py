@@ -86,3 +86,6 @@ def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr:
 
 
 watch.params.append(log_format_option())
+for _param in watch.params:  # apply's options that watch refuses (above): kept for that message, not listed
+    if isinstance(_param, click.Option) and _param.name in ("rotate", "rotate_secrets", "since"):
+        _param.hidden = True
