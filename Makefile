@@ -51,6 +51,7 @@ bench: install
 	$(PY) -m benchmarks.big
 	$(PY) -m benchmarks.model_bench --write-doc
 	$(PY) -m benchmarks.startup --write-doc
+	$(PY) -m benchmarks.policy_bench
 
 soak: install
 	$(PY) -m tests.soak

@@ -27,6 +27,7 @@ apply and drift, so one dashboard serves a cron job and a loop; a one-shot run i
 ``reconciler_manifest_error``                      1 while the manifests on disk do not load
 ``reconciler_consecutive_failures``                cycles failed in a row (``watch`` backs off)
 ``reconciler_build_info{version}``                 always 1
+``reconciler_policy_verdicts_total{effect}``       policy rules that fired: deny, require_approval, warn
 =================================================  ===========================================
 """
 
@@ -62,7 +63,7 @@ _TRACE_RE = re.compile(r"^(?P<method>[A-Z]+) (?P<path>\S+) -> (?P<status>\d{3}) 
 #: The figures of a ``Telemetry``, built together on the first use of any of them.
 METRIC_ATTRIBUTES = frozenset({
     "registry", "resources", "planned", "cycle_duration", "cycles", "last_success", "api_requests", "apply_ops",
-    "manifest_errors", "manifest_error", "git_pull_errors", "notifications", "failures"})
+    "manifest_errors", "manifest_error", "git_pull_errors", "notifications", "failures", "policy_verdicts"})
 
 
 class Telemetry:
@@ -85,6 +86,7 @@ class Telemetry:
     git_pull_errors: Counter
     notifications: Counter
     failures: Gauge
+    policy_verdicts: Counter
 
     def __init__(self, *, log_format: str = "text", stream: TextIO | None = None,
                  clock: Callable[[], float] = time.time, metrics: bool = True) -> None:
@@ -137,12 +139,24 @@ class Telemetry:
         self.notifications = Counter("reconciler_notifications", "Notices posted (watch --notify) by kind and "
                                      "outcome.", ["kind", "outcome"], registry=r)
         self.failures = Gauge("reconciler_consecutive_failures", "Cycles failed in a row.", registry=r)
+        self.policy_verdicts = Counter("reconciler_policy_verdicts", "Policy rules that fired, by effect (deny, "
+                                       "require_approval, warn).", ["effect"], registry=r)
         Gauge("reconciler_build_info", "The reconciler version.", ["version"], registry=r).labels(__version__).set(1)
         for action in ACTIONS:
             self.planned.labels(action)
         for label in ("ok", "error", "manifest_error", "interrupted"):
             self.cycles.labels(label)
+        for effect in ("deny", "require_approval", "warn"):
+            self.policy_verdicts.labels(effect)
         self.registry = r  # last: its presence says the figures are built
+
+    def count_verdicts(self, verdicts: Iterable[Any]) -> None:
+        """Count each policy verdict of a plan by effect, and log it (``policy`` events)."""
+        for v in verdicts:
+            if self.metrics:
+                self.policy_verdicts.labels(v.effect).inc()
+            self.event("policy", rule=v.rule, effect=v.effect, resource=v.address, message=v.message,
+                       source=v.source)
 
     # ------------------------------------------------------------------ logs
 
