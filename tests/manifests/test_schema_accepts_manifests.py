@@ -17,7 +17,8 @@ from reconciler.manifests.schema import SCHEMA_ID
 ROOT = Path(__file__).resolve().parents[2]
 #: What under examples/ is not a manifest: var files (given with --var-file), Kubernetes objects,
 #: GitHub workflows.
-NOT_MANIFESTS = ("vars.yaml", "examples/kubernetes/", "examples/github-actions.yml")
+NOT_MANIFESTS = ("vars.yaml", "examples/kubernetes/", "examples/github-actions.yml",
+                 "examples/policy/")  # Policy documents (--policy): not in the manifest schema yet
 
 
 def manifest_files() -> list[Path]:
