@@ -120,6 +120,10 @@ def table(result: dict[str, Any]) -> str:
         return big_table(result)
     if result.get("kind") == "models":
         return models_table(result)
+    if result.get("kind") == "startup":
+        from benchmarks.startup import table as startup_table
+
+        return startup_table(result)
     lines = [
         f"Scale {result['scale']} ({_account(result['account'])}; {result['change']} resources changed in the 5% "
         f"change; {result['cpus']} CPUs; load average {result.get('load', 0):.1f} at the end)",
@@ -247,7 +251,7 @@ def write_doc(path: Path, scale: str, result: dict[str, Any]) -> None:
     results: dict[str, Any] = {}
     if path.exists():
         for name, data in _DATA.findall(path.read_text(encoding="utf-8")):
-            if name not in ("big_dataset", "models") and not re.fullmatch(r"[0-9.]+", name):
+            if name not in ("big_dataset", "models", "startup") and not re.fullmatch(r"[0-9.]+", name):
                 continue  # sections of an earlier layout (small, large)
             try:
                 results[name] = json.loads(data)
@@ -260,7 +264,8 @@ def write_doc(path: Path, scale: str, result: dict[str, Any]) -> None:
 
 def _order(name: str, result: dict[str, Any]) -> tuple[int, float]:
     kind = result.get("kind")
-    return (1, 0.0) if kind == "big_dataset" else (2, 0.0) if kind == "models" else (0, float(result.get("factor", 0)))
+    ranks = {"big_dataset": 1, "models": 2, "startup": 3}
+    return (ranks[kind], 0.0) if kind in ranks else (0, float(result.get("factor", 0)))
 
 
 def render_doc(results: dict[str, Any]) -> str:
@@ -278,7 +283,8 @@ def render_doc(results: dict[str, Any]) -> str:
         parts += [""]
     for name in order:
         result = results[name]
-        title = {"big_dataset": "big_dataset", "models": "The typed core (issue 15)"}.get(result.get("kind", ""),
+        title = {"big_dataset": "big_dataset", "models": "The typed core (issue 15)",
+                 "startup": "Start-up (issue 25)"}.get(result.get("kind", ""),
                                                                                         f"Scale {name}")
         parts += [f"## {title} (measured {result['date']})", "", table(result), ""]
     parts += ["## How the lower bound is computed", "", (bounds.__doc__ or "").strip(), "", DOC_TAIL]
@@ -289,7 +295,7 @@ def render_doc(results: dict[str, Any]) -> str:
 def plot(results: dict[str, Any], path: Path) -> bool:
     """``docs/performance.png``: wall time and requests against declared resources, per scenario,
     ours (solid) and the naive baseline (dashed). False when fewer than two scales are known."""
-    scales = sorted((r for r in results.values() if "rows" in r and r.get("kind") != "big_dataset"),
+    scales = sorted((r for r in results.values() if "rows" in r and r.get("kind") not in ("big_dataset", "startup")),
                     key=lambda r: r["factor"])
     if len(scales) < 2:
         return False

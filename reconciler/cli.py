@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from reconciler import __version__
+from reconciler.cli_observe import show_error
 from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.errors import PlanError, ReconcilerError
 
@@ -29,15 +30,19 @@ class _Group(click.Group):
         """As click's, but a usage error (unknown option, bad value, missing PATH) exits 1, not
         click's 2: exit 2 means "changes" or "drift" here, and a typo in a CI job must not read as
         either."""
+        # No pydantic plugin has anything to see in the manifest models: skip their discovery (a scan
+        # of every installed package's metadata on the first model, paid by every command). Set the
+        # variable to load them anyway.
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as exc:
-            exc.show()
+            show_error(exc, args, exit_code=1)
             sys.exit(1)
         except click.ClickException as exc:
-            exc.show()
+            show_error(exc, args, exit_code=exc.exit_code)
             sys.exit(exc.exit_code)
         except click.Abort:
             click.echo("Aborted!", err=True)
@@ -64,7 +69,7 @@ def _connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--host", help="Build the base URL from a custom host."),
         click.option("--api-key-file", type=click.Path(dir_okay=False),
                      help="Read the API key from FILE (else RECONCILER_API_KEY)."),
-        click.option("--emulator", "emulator_db", metavar="FILE",
+        click.option("--emulator", "emulator_db", metavar="FILE", type=click.Path(dir_okay=False),
                      help="Run against an in-process emulator persisted in FILE (SQLite)."),
         click.option("--parallelism", default=DEFAULT_PARALLELISM, show_default=True, type=click.IntRange(1, 64),
                      help="Concurrent requests."),
@@ -216,7 +221,7 @@ def _problems() -> Callable[[str], None]:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
 @click.option("--policy", "policies", multiple=True, type=click.Path(exists=True), metavar="PATH",
               help="Check these Policy documents too (a file or a directory; repeatable).")
@@ -247,7 +252,7 @@ def schema(of_plan: bool) -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
@@ -298,7 +303,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--prune", is_flag=True, help="Count unmanaged resources (inside the ownership) as drift.")
 @click.option("--since", metavar="REF", help="Count write-only fields whose declaration changed since this git "
@@ -330,7 +335,7 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
 @click.option("--approve", "approvals", multiple=True, metavar="RULE",
@@ -562,8 +567,11 @@ def emulator(
     rate_limit: float | None, faults: str | None, errors_url: str | None, spaces: tuple[str, ...],
 ) -> None:
     """Serve the API emulator over HTTP."""
-    from reconciler.emulator.core import DEFAULT_ERRORS_URL, EmulatorSettings
-    from reconciler.emulator.server import serve
+    from reconciler.emulator import server_stack
+
+    with server_stack("reconciler emulator"):
+        from reconciler.emulator.core import DEFAULT_ERRORS_URL, EmulatorSettings
+        from reconciler.emulator.server import serve
 
     space_keys: dict[str, str] = {}
     for item in space_key:

@@ -9,6 +9,7 @@ Kept apart from ``cli.py`` so the commands themselves stay as they are.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -29,6 +30,31 @@ def log_format_option() -> click.Option:
     return click.Option(["--log-format"], type=click.Choice(LOG_FORMATS), default="text", show_default=True,
                         envvar="RECONCILER_LOG_FORMAT",
                         help="json: one event a line on stderr (cycle, resource, action, outcome, timing).")
+
+
+def json_log_requested(args: list[str]) -> bool:
+    """--log-format json among raw arguments (before, or instead of, their parsing), else
+    RECONCILER_LOG_FORMAT=json."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--log-format" and i + 1 < len(args):
+            return args[i + 1] == "json"
+        if arg.startswith("--log-format="):
+            return arg.split("=", 1)[1] == "json"
+    return os.environ.get("RECONCILER_LOG_FORMAT") == "json"
+
+
+def show_error(exc: click.ClickException, args: Any, *, exit_code: int) -> None:
+    """A usage error (unknown option, bad value) as click shows it, or one ``error`` event under
+    --log-format json: read from the raw arguments, since the error may be in parsing them."""
+    if not json_log_requested(sys.argv[1:] if args is None else list(args)):
+        exc.show()
+        return
+    ctx = getattr(exc, "ctx", None)
+    Telemetry(log_format="json", metrics=False).event(
+        "error", command=ctx.command_path if ctx is not None else "reconciler", outcome="usage_error",
+        message=exc.format_message(), error_type=type(exc).__name__, exit_code=exit_code)
 
 
 def metrics_file_option() -> click.Option:
@@ -56,7 +82,7 @@ def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
         if metrics_file and not Path(metrics_file).resolve().parent.is_dir():
             raise ReconcilerError(f"--metrics-file {metrics_file}: the directory {Path(metrics_file).parent} "
                                   "does not exist")
-        telemetry = Telemetry(log_format=log_format)
+        telemetry = Telemetry(log_format=log_format, metrics=bool(metrics_file))  # figures only when written
         previous = set_current(telemetry)
         started = time.monotonic()
         code: int = 0

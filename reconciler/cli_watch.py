@@ -41,7 +41,7 @@ class _Address(click.ParamType[tuple[str, int]]):
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--interval", type=_Duration(), default="5m", show_default=True,
               help="Time between cycles (jittered by ±10%): 30s, 5m, 1h.")
 @click.option("--apply", "do_apply", is_flag=True, help="Apply what each cycle finds (self-heal), under apply's "
@@ -89,3 +89,6 @@ def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr:
 
 
 watch.params.append(log_format_option())
+for _param in watch.params:  # apply's options that watch refuses (above): kept for that message, not listed
+    if isinstance(_param, click.Option) and _param.name in ("rotate", "rotate_secrets", "since"):
+        _param.hidden = True

@@ -264,7 +264,7 @@ class ApiObject(BaseModel):
     attributes; fields it does not know are kept (api-spec.md: objects may gain fields). A field
     the API left out is not set (``model_fields_set``): ``raw()`` never invents it."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
     @classmethod
     def read(cls, value: Any, where: str = "") -> Self:

@@ -41,15 +41,17 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any, TextIO
-
-import httpx
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, write_to_textfile
+from typing import TYPE_CHECKING, Any, TextIO
 
 from reconciler import __version__
-from reconciler.apply.executor import Outcome
-from reconciler.model import ManifestSet
-from reconciler.plan.model import ACTIONS, Plan
+
+if TYPE_CHECKING:  # imported where used: a command that reports no figure never loads prometheus_client
+    import httpx
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+    from reconciler.apply.executor import Outcome
+    from reconciler.model import ManifestSet
+    from reconciler.plan.model import Plan
 
 LOG_FORMATS = ("text", "json")
 STATES = ("in_sync", "drifted", "unmanaged")
@@ -58,20 +60,63 @@ DURATION_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.
 _TRACE_RE = re.compile(r"^(?P<method>[A-Z]+) (?P<path>\S+) -> (?P<status>\d{3}) \((?P<ms>\d+) ms\)$")
 
 
+#: The figures of a ``Telemetry``, built together on the first use of any of them.
+METRIC_ATTRIBUTES = frozenset({
+    "registry", "resources", "planned", "cycle_duration", "cycles", "last_success", "api_requests", "apply_ops",
+    "manifest_errors", "manifest_error", "git_pull_errors", "notifications", "failures", "policy_verdicts"})
+
+
 class Telemetry:
-    """Metrics and log events of one run; thread-safe (the API hooks run on the client's workers)."""
+    """Metrics and log events of one run; thread-safe (the API hooks run on the client's workers).
+
+    ``metrics=False`` (a one-shot command without ``--metrics-file``: nobody will read its figures)
+    records none, so prometheus_client is never imported. Otherwise the registry and its figures are
+    built on first use (``__getattr__``)."""
+
+    registry: CollectorRegistry
+    resources: Gauge
+    planned: Gauge
+    cycle_duration: Histogram
+    cycles: Counter
+    last_success: Gauge
+    api_requests: Counter
+    apply_ops: Counter
+    manifest_errors: Counter
+    manifest_error: Gauge
+    git_pull_errors: Counter
+    notifications: Counter
+    failures: Gauge
+    policy_verdicts: Counter
 
     def __init__(self, *, log_format: str = "text", stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, metrics: bool = True) -> None:
         if log_format not in LOG_FORMATS:
             raise ValueError(f"log format must be one of {', '.join(LOG_FORMATS)}")
         self.log_format = log_format
+        self.metrics = metrics
         self._stream = stream
         self._clock = clock
         self._write_lock = threading.Lock()
+        self._build_lock = threading.Lock()
         self.heartbeat = time.monotonic()  # the last sign of life (a request, a cycle): /healthz
         self.cycle: int | None = None  # the watch cycle running, for events (None: a one-shot command)
-        r = self.registry = CollectorRegistry(auto_describe=True)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in METRIC_ATTRIBUTES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        with self._build_lock:
+            if "registry" not in self.__dict__:
+                self._build_metrics()
+        return self.__dict__[name]
+
+    def _build_metrics(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+
+        from reconciler.plan.model import ACTIONS
+
+        if "PROMETHEUS_DISABLE_CREATED_SERIES" not in os.environ:  # set (to false): the *_created series wanted
+            disable_created_metrics()  # type: ignore[no-untyped-call]
+        r = CollectorRegistry(auto_describe=True)
         self.resources = Gauge("reconciler_resources", "Resources by kind and state (in_sync, drifted, unmanaged).",
                                ["kind", "state"], registry=r)
         self.planned = Gauge("reconciler_planned_operations", "Objects the last plan creates, updates, deletes, "
@@ -103,11 +148,13 @@ class Telemetry:
             self.cycles.labels(label)
         for effect in ("deny", "require_approval", "warn"):
             self.policy_verdicts.labels(effect)
+        self.registry = r  # last: its presence says the figures are built
 
     def count_verdicts(self, verdicts: Iterable[Any]) -> None:
         """Count each policy verdict of a plan by effect, and log it (``policy`` events)."""
         for v in verdicts:
-            self.policy_verdicts.labels(v.effect).inc()
+            if self.metrics:
+                self.policy_verdicts.labels(v.effect).inc()
             self.event("policy", rule=v.rule, effect=v.effect, resource=v.address, message=v.message,
                        source=v.source)
 
@@ -149,6 +196,8 @@ class Telemetry:
 
     def attach(self, http: httpx.Client) -> None:
         """Count every exchange of this httpx client (retries included) by method and status."""
+        if not self.metrics:
+            return
         children: dict[tuple[str, int], Any] = {}  # the counter of each (method, status), looked up once
 
         def on_response(response: httpx.Response) -> None:
@@ -174,6 +223,21 @@ class Telemetry:
         unmanaged = {op.subject: op.kind for op in plan.operations
                      if op.action == "delete" and op.address not in declared and op.kind == op.address.partition("/")[0]}
         unmanaged.update((u.address, u.kind) for u in plan.unmanaged)
+        if self.metrics:
+            self._set_gauges(declared, touched, unmanaged, plan)
+        if log and self.log_format == "json":
+            seen: set[str] = set()
+            for op in plan.operations:
+                if op.subject not in seen:
+                    seen.add(op.subject)
+                    self.event("plan", cycle=self.cycle, resource=op.subject, action=op.action, outcome="planned")
+            for u in plan.unmanaged:
+                self.event("plan", cycle=self.cycle, resource=u.address, action="none", outcome="unmanaged")
+        return {"drifted": drifted, "unmanaged": sorted(unmanaged)}
+
+    def _set_gauges(self, declared: dict[str, str], touched: set[str], unmanaged: dict[str, str], plan: Plan) -> None:
+        from reconciler.plan.model import ACTIONS
+
         counts: dict[tuple[str, str], int] = {}
         for address, kind in declared.items():
             state = "drifted" if address in touched else "in_sync"
@@ -187,18 +251,10 @@ class Telemetry:
         summary = plan.summary()
         for action in ACTIONS:
             self.planned.labels(action).set(summary.get(action, 0))
-        if log and self.log_format == "json":
-            seen: set[str] = set()
-            for op in plan.operations:
-                if op.subject not in seen:
-                    seen.add(op.subject)
-                    self.event("plan", cycle=self.cycle, resource=op.subject, action=op.action, outcome="planned")
-            for u in plan.unmanaged:
-                self.event("plan", cycle=self.cycle, resource=u.address, action="none", outcome="unmanaged")
-        return {"drifted": drifted, "unmanaged": sorted(unmanaged)}
 
     def observe_outcome(self, action: str, outcome: str) -> None:
-        self.apply_ops.labels(action, outcome).inc()
+        if self.metrics:
+            self.apply_ops.labels(action, outcome).inc()
         self.heartbeat = time.monotonic()
 
     def outcome_sink(self, then: Callable[[Outcome], None] | None) -> Callable[[Outcome], None]:
@@ -216,9 +272,11 @@ class Telemetry:
         return done
 
     def cycle_done(self, outcome: str, duration: float, *, success: bool) -> None:
+        self.heartbeat = time.monotonic()
+        if not self.metrics:
+            return
         self.cycles.labels(outcome).inc()
         self.cycle_duration.observe(duration)
-        self.heartbeat = time.monotonic()
         if success:
             self.last_success.set(self._clock())
             self.failures.set(0)
@@ -226,17 +284,22 @@ class Telemetry:
             self.failures.inc()
 
     def manifest_failed(self) -> None:
+        if not self.metrics:
+            return
         self.manifest_errors.inc()
         self.manifest_error.set(1)
 
     def manifest_loaded(self) -> None:
-        self.manifest_error.set(0)
+        if self.metrics:
+            self.manifest_error.set(0)
 
     # ------------------------------------------------------------------ export
 
     def write_textfile(self, path: str) -> None:
         """The registry in the text format node_exporter's textfile collector reads, written
         atomically (a temporary file in the same directory, then a rename)."""
+        from prometheus_client import write_to_textfile
+
         write_to_textfile(os.fspath(path), self.registry)
 
 

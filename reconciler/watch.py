@@ -45,7 +45,7 @@ from types import FrameType
 from typing import Any
 
 import httpx
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.exposition import choose_encoder
 
 from reconciler.apply.executor import APPLIED
 from reconciler.client.http import ApiClient
@@ -431,15 +431,17 @@ _REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 431: "Reques
 def metrics_server(address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
                    ready: Callable[[], bool], idle_timeout: float = IDLE_TIMEOUT,
                    max_connections: int = MAX_CONNECTIONS) -> HealthServer:
-    """``/metrics`` (Prometheus text format), ``/healthz`` and ``/readyz`` (200 or 503), served by
+    """``/metrics`` (Prometheus text format, or OpenMetrics when the Accept header asks for it),
+    ``/healthz`` and ``/readyz`` (200 or 503), served by
     ``HealthServer`` (call ``start()``)."""
 
-    def answer(method: str, target: str) -> tuple[int, bytes, str]:
+    def answer(method: str, target: str, accept: str = "") -> tuple[int, bytes, str]:
         path = target.split("?", 1)[0]
         if method not in ("GET", "HEAD"):
             return 405, b"only GET\n", "text/plain; charset=utf-8"
         if path == "/metrics":
-            return 200, generate_latest(telemetry.registry), CONTENT_TYPE_LATEST
+            encode, content_type = choose_encoder(accept)  # OpenMetrics when asked
+            return 200, encode(telemetry.registry), content_type
         if path == "/healthz":
             ok = healthy()
             return (200 if ok else 503), b"ok\n" if ok else b"the loop is not running\n", "text/plain; charset=utf-8"
@@ -458,7 +460,7 @@ class HealthServer:
     bytes each and never hold up a probe: the liveness probe keeps its answer, and Kubernetes does
     not restart a healthy pod."""
 
-    def __init__(self, address: tuple[str, int], answer: Callable[[str, str], tuple[int, bytes, str]], *,
+    def __init__(self, address: tuple[str, int], answer: Callable[[str, str, str], tuple[int, bytes, str]], *,
                  idle_timeout: float, max_connections: int) -> None:
         import asyncio
         import socket
@@ -510,11 +512,14 @@ class HealthServer:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.idle_timeout)
             self.waiting.pop(writer, None)
-            parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+            lines = head.decode("latin-1").split("\r\n")
+            parts = lines[0].split(" ")
+            accept = next((value.strip() for name, sep, value in (line.partition(":") for line in lines[1:])
+                           if sep and name.strip().lower() == "accept"), "")
             if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
                 status, body, kind = 400, b"bad request\n", "text/plain; charset=utf-8"
             else:
-                status, body, kind = self.answer(parts[0], parts[1])
+                status, body, kind = self.answer(parts[0], parts[1], accept)
             head_only = parts[0] == "HEAD"
             writer.write(f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}\r\nContent-Type: {kind}\r\n"
                          f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1")

@@ -219,6 +219,10 @@ class ApiClient:
             self._slots.put(None)
         self._gate_lock = threading.Lock()
         self._resume_at = float("-inf")
+        # connection failures already reported (one line for an outage, not one per request in flight);
+        # cleared by the next answer
+        self._outage: set[str] = set()
+        self._outage_lock = threading.Lock()
         self._secrets = _secrets_of(http)
         self.pacer = Pacer(clock=clock, sleep=self._paced_sleep, on_event=self._event)
         # what the httpx client already sends on every request need not be given again per request
@@ -445,6 +449,9 @@ class ApiClient:
             try:
                 started = time.perf_counter() if self._trace else 0.0
                 response = self.http.request(method, target, **kwargs)
+                if self._outage:
+                    with self._outage_lock:
+                        self._outage.clear()
                 if self.on_request is not None:
                     self.on_request(method, path)
                 if self._trace:  # -v: every request, as sent (no body, no header)
@@ -521,8 +528,15 @@ class ApiClient:
             if asked is not None:
                 delay = min(asked, self.max_retry_after)
         limit = min(self.max_retries, MAX_CONNECT_RETRIES) if failure.connect else self.max_retries
-        self._event(f"{self._redact(failure.message)} on {method} {path}: retrying in {delay:.2f}s "
-                    f"(retry {failures} of {limit})")
+        if failure.connect:  # the host, not the request: said once for every request that meets it
+            with self._outage_lock:
+                said = failure.message in self._outage
+                self._outage.add(failure.message)
+            if not said:
+                self._event(f"{self._redact(failure.message)}: retrying for up to {self._connect_budget():g}s")
+        else:
+            self._event(f"{self._redact(failure.message)} on {method} {path}: retrying in {delay:.2f}s "
+                        f"(retry {failures} of {limit})")
         self._sleep(delay)
         self.stats.add_wait(delay)
 
@@ -650,6 +664,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
 def connect_cause(exc: Exception, base_url: httpx.URL) -> tuple[str, bool]:
     """A failed connection in words a user can act on, naming the host, and whether it is final
     (retrying cannot help): DNS, TLS, refused, or timeout."""
+    import errno
     import socket
     import ssl
 
@@ -666,6 +681,10 @@ def connect_cause(exc: Exception, base_url: httpx.URL) -> tuple[str, bool]:
     if any(isinstance(e, socket.gaierror) for e in chain) or "name or service not known" in text \
             or "name resolution" in text or "nodename nor servname" in text or "getaddrinfo" in text:
         return f"cannot reach {where}: DNS lookup failed (the host name does not resolve)", True
+    if any(isinstance(e, OSError) and e.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH) for e in chain) \
+            or "no route to host" in text or "network is unreachable" in text:
+        return (f"cannot reach {where}: no route to host (check the address, the network and any firewall or "
+                "proxy)", True)
     if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in text:
         return f"cannot reach {where}: connection refused (nothing listens there)", False
     return f"cannot reach {where}: {_describe(exc)}", False

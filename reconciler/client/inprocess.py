@@ -22,6 +22,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -81,12 +82,17 @@ class InProcessTransport(httpx.BaseTransport):
 def emulator_transport(db: str) -> InProcessTransport:
     """The emulator persisted in the SQLite file ``db``, served in-process; the spaces named in
     ``RECONCILER_EMULATOR_SPACES`` (comma-separated) are created when missing."""
-    from reconciler.emulator.app import create_app
-    from reconciler.emulator.core import Emulator, EmulatorSettings
+    from reconciler.emulator import server_stack
 
+    with server_stack("--emulator"):
+        from reconciler.emulator.app import create_app
+        from reconciler.emulator.core import Emulator, EmulatorSettings
     spaces = tuple(n.strip() for n in os.environ.get("RECONCILER_EMULATOR_SPACES", "").split(",") if n.strip())
     try:
+        Path(db).parent.mkdir(parents=True, exist_ok=True)  # --emulator DIR/state.db: DIR is made
         emu = Emulator(EmulatorSettings(db=db, spaces=spaces))
+    except OSError as exc:
+        raise ConfigError(f"--emulator {db}: cannot create its directory ({exc.strerror or exc})") from None
     except sqlite3.Error as exc:
         raise ConfigError(f"--emulator {db}: cannot open the emulator's SQLite file ({exc})") from None
     return InProcessTransport(create_app(emu), on_close=emu.store.close)

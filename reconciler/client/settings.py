@@ -160,7 +160,10 @@ def read_api_key(
         return _checked(key, f"--api-key-file {api_key_file}")
     key = env.get(API_KEY_ENV, "").strip()
     if endpoint is not None and endpoint.is_emulator:
-        from reconciler.emulator.core import EmulatorSettings
+        from reconciler.emulator import server_stack
+
+        with server_stack("--emulator"):
+            from reconciler.emulator.core import EmulatorSettings
 
         known = EmulatorSettings()
         if not key:

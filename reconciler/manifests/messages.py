@@ -203,15 +203,31 @@ def report(exc: PydanticError, root: Any, ctx: Ctx) -> None:
     unknown field with its suggestion), not also "missing"."""
     errors = exc.errors(include_url=False, include_context=True, include_input=True)
     misspelt = set()
+    unknown: dict[tuple[Any, ...], list[str]] = {}  # by mapping: unknown keys with no close field name
+    missing: dict[tuple[Any, ...], list[str]] = {}  # by mapping: required fields not written
     for err in errors:
+        at = Located(root, tuple(err["loc"]))
         if err["type"] == "extra_forbidden":
-            at = Located(root, tuple(err["loc"]))
             fields = list(at.model.model_fields) if at.model is not None else []
-            misspelt.add((tuple(at.path[:-1]), suggest(str(at.path[-1]), fields)))
+            hint = suggest(str(at.path[-1]), fields)
+            misspelt.add((tuple(at.path[:-1]), hint))
+            if hint is None and str(at.path[-1]) not in getattr(at.model, "refused", {}):
+                unknown.setdefault(tuple(at.path[:-1]), []).append(str(at.path[-1]))
+        elif err["type"] == "missing":
+            missing.setdefault(tuple(at.path[:-1]), []).append(str(at.path[-1]))
+    # a key written next to a missing required field is most likely that field, misspelt beyond what
+    # suggest() calls close: say so (one problem, not two)
+    paired = {(where, names[0]): missing[where][0] for where, names in unknown.items()
+              if len(names) == 1 and len(missing.get(where, ())) == 1}
     for err in errors:
         for path, message, key in _translate(err, root):
-            if err["type"] == "missing" and (tuple(path), str(err["loc"][-1])) in misspelt:
+            if err["type"] == "missing" and (tuple(path), str(err["loc"][-1])) in misspelt | {
+                    (where, field) for (where, _), field in paired.items()}:
                 continue
+            if err["type"] == "extra_forbidden" and (tuple(path[:-1]), str(path[-1])) in paired:
+                field = paired[tuple(path[:-1]), str(path[-1])]
+                message = (f"unknown field '{path[-1]}'; did you mean '{field}'? (a required field, not written "
+                           "here)")
             ctx.problem(path, message, key=key)
 
 
@@ -265,6 +281,9 @@ def _unknown(name: str, model: Any) -> str:
     return f"unknown field '{name}'" + (f"; did you mean '{hint}'?" if hint else f" (expected one of: {', '.join(fields)})")
 
 
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
 def _bad_tag(path: Path, union: TaggedUnion | None, value: Any) -> Iterator[tuple[Path, str, bool]]:
     if union is None:  # pragma: no cover - every union of the models is tagged
         yield path, "is not valid", False
@@ -274,6 +293,11 @@ def _bad_tag(path: Path, union: TaggedUnion | None, value: Any) -> Iterator[tupl
         yield path, f"expected a mapping, got {a_kind_of(value)}", False
         return
     if union.key not in value:
+        if not path and union.key == "kind" and "name" not in value and value \
+                and all(isinstance(k, str) and _VARIABLE_NAME.match(k) for k in value):
+            yield path, ("missing required field 'kind': this looks like a var file (a mapping of variables), "
+                         "given as a PATH; pass it with --var-file FILE"), True
+            return
         yield path, f"missing required field '{union.key}' (one of {', '.join(tags)})", True
     else:
         yield (*path, union.key), _not_one_of(value[union.key], tags), False

@@ -120,7 +120,7 @@ class Strict(BaseModel):
     """Every manifest mapping: unknown keys refused, immutable, no coercion, inputs never in errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, hide_input_in_errors=True,
-                              protected_namespaces=(), arbitrary_types_allowed=True)
+                              protected_namespaces=(), arbitrary_types_allowed=True, defer_build=True)
 
     #: keys refused here that mean something elsewhere: why, in the product's words
     refused: ClassVar[Mapping[str, str]] = {}

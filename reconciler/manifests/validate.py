@@ -175,22 +175,23 @@ def _alias_problems(resources: list[DesiredResource]) -> list[Problem]:
     """An alias may not be a name declared in the same namespace (that resource exists), nor
     claimed by two documents (which one would the live resource become?)."""
     problems: list[Problem] = []
-    names = {r.identity for r in resources}
-    claimed: dict[tuple[str, ...], DesiredResource] = {}
+    declared = {r.identity: r for r in resources}
+    claimed: dict[tuple[str, ...], tuple[DesiredResource, int]] = {}
     for r in resources:
         for i, alias in enumerate(r.aliases):
             key = (*r.identity[:-1], alias)
             at = _where(r, f"aliases.{i}")
-            if key in names:
+            if key in declared:
+                there = _where(declared[key])
                 problems.append(Problem(at.file, at.line, at.column, f"aliases[{i}]",
-                                        f"'{alias}' is declared as a resource of its own here; an alias names a "
-                                        "former name, one no document declares"))
-            other = claimed.setdefault(key, r)
+                                        f"'{alias}' is declared as a resource of its own ({there.file}:{there.line}); "
+                                        "an alias names a former name, one no document declares"))
+            other, j = claimed.setdefault(key, (r, i))
             if other is not r:
-                there = _where(other)
+                there = _where(other, f"aliases.{j}")
                 problems.append(Problem(at.file, at.line, at.column, f"aliases[{i}]",
-                                        f"'{alias}' is an alias of {other.address} too ({there.file}:{there.line}); "
-                                        "a former name can become one resource only"))
+                                        f"'{alias}' is an alias of {other.address} too (its aliases[{j}] at "
+                                        f"{there.file}:{there.line}); a former name can become one resource only"))
     return problems
 
 

@@ -53,7 +53,8 @@ def plan_unmanaged(desired: list[DesiredResource], ctx: Ctx, ownership: Ownershi
             ctx.add(Operation(
                 id=f"{u.address}#prune", action="delete", kind=kind, name=u.name, space=u.space, method="DELETE",
                 path=u.path, changes=(Change("", u.name, None),), address=u.address,
-                note="not declared (--prune)",
+                note=f"not declared, inside the ownership of {ownership.name}: --prune" if ownership is not None
+                else "not declared (--prune)",
             ))
 
 

@@ -126,7 +126,8 @@ def _properties(node: Any, where: str = "") -> list[tuple[str, Any]]:
         for name, prop in node.get("properties", {}).items():
             found.append((f"{where}.{name}", prop))
         for k, v in node.items():
-            found.extend(_properties(v, f"{where}.{k}"))
+            if k != "if":  # a switch's condition (kind: Prompt, provider: VENDOR_A...) is not a field
+                found.extend(_properties(v, f"{where}.{k}"))
     elif isinstance(node, list):
         for i, v in enumerate(node):
             found.extend(_properties(v, f"{where}[{i}]"))
@@ -142,8 +143,8 @@ def test_every_field_of_the_schema_has_a_description() -> None:
 
 def test_the_schema_comes_from_the_models() -> None:
     schema = manifest_json_schema()
-    llm_config = schema["definitions"]["LlmIntegration"]["properties"]["config"]
-    assert {ref["$ref"].rsplit("/", 1)[1] for ref in llm_config["oneOf"]} == {
+    llm_config = schema["definitions"]["LlmIntegration"]["properties"]["config"]["else"]  # else: a variable
+    assert {case["then"]["$ref"].rsplit("/", 1)[1] for case in llm_config["allOf"]} == {
         "VendorAConfig", "VendorBConfig", "VendorCConfig", "CloudDConfig", "CustomConfig", "CloudEConfig",
         "NimFConfig"}
     assert schema["definitions"]["VendorAConfig"]["required"] == ["provider", "api_key"]

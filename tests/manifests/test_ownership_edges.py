@@ -84,8 +84,8 @@ def test_without_an_ownership_document_anything_may_be_declared(tmp_path: Path) 
 def test_an_alias_that_is_a_declared_name_is_refused_at_the_alias(tmp_path: Path) -> None:
     aliased = LLM.format(name="a").replace("type: LLM", "aliases: [x, b]\ntype: LLM")
     problems = refused(tmp_path, aliased, LLM.format(name="b"))
-    assert problems == ["m.yaml:3:14: aliases[1]: 'b' is declared as a resource of its own here; an alias names a "
-                        "former name, one no document declares"]
+    assert problems == ["m.yaml:3:14: aliases[1]: 'b' is declared as a resource of its own (m.yaml:7); an alias names "
+                        "a former name, one no document declares"]
 
 
 def test_an_alias_of_another_type_or_space_is_not_the_same_name(tmp_path: Path) -> None:
@@ -94,9 +94,9 @@ def test_an_alias_of_another_type_or_space_is_not_the_same_name(tmp_path: Path) 
     assert len(load(tmp_path, aliased, agent).resources) == 2
 
 
-def test_one_former_name_claimed_by_two_documents_is_refused_naming_the_first(tmp_path: Path) -> None:
+def test_one_former_name_claimed_by_two_documents_is_refused_naming_both_aliases_lines(tmp_path: Path) -> None:
     first = LLM.format(name="a").replace("type: LLM", "aliases: [old]\ntype: LLM")
     second = LLM.format(name="b").replace("type: LLM", "aliases: [new, old]\ntype: LLM")
     problems = refused(tmp_path, first, second)
-    assert problems == ["m.yaml:9:16: aliases[1]: 'old' is an alias of Integration/a too (m.yaml:1); a former name "
-                        "can become one resource only"]
+    assert problems == ["m.yaml:9:16: aliases[1]: 'old' is an alias of Integration/a too (its aliases[0] at "
+                        "m.yaml:3); a former name can become one resource only"]

@@ -1,0 +1,112 @@
+"""Benchmark: how long the command takes to start (issue 25).
+
+Run as ``python -m benchmarks.startup [--runs N] [--write-doc]``. In one run it times, as child
+processes of this Python and interleaved round by round (so a busy machine weighs on every figure
+alike), ``python -c "import click"`` (the floor: a click program cannot start faster), then
+``reconciler --version``, ``reconciler --help`` and ``reconciler validate manifests`` (the quickstart
+tree), and prints each median wall time as a ratio of the floor's, beside its target. Then it runs
+``python -X importtime`` on ``--version`` and on ``validate manifests`` and prints the ten modules that
+cost the most (their own time). ``--write-doc`` records the figures in ``docs/performance.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+#: (name, argv after the interpreter, the largest ratio to the floor the issue allows)
+COMMANDS: list[tuple[str, list[str], float | None]] = [
+    ("import click", ["-c", "import click"], None),
+    ("reconciler --version", ["-m", "reconciler", "--version"], 1.5),
+    ("reconciler --help", ["-m", "reconciler", "--help"], 1.5),
+    ("reconciler validate manifests", ["-m", "reconciler", "validate", "manifests"], 5.0),
+]
+IMPORTTIME = [("reconciler --version", ["--version"]), ("reconciler validate manifests", ["validate", "manifests"])]
+
+
+def _run(argv: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, *argv], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True, env=_env())
+    return time.perf_counter() - started
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RECONCILER_", "PYTHONPROFILE"))}
+    return {**env, "PYTHONDONTWRITEBYTECODE": "", "NO_COLOR": "1"}
+
+
+def measure(runs: int) -> dict[str, Any]:
+    for _, argv, _ in COMMANDS:  # warm the page cache and the bytecode caches
+        _run(argv)
+    times: dict[str, list[float]] = {name: [] for name, _, _ in COMMANDS}
+    for _ in range(runs):
+        for name, argv, _ in COMMANDS:
+            times[name].append(_run(argv))
+    floor = statistics.median(times["import click"])
+    rows = []
+    for name, _, target in COMMANDS:
+        median = statistics.median(times[name])
+        rows.append({"command": name, "median_s": round(median, 4), "best_s": round(min(times[name]), 4),
+                     "ratio": round(median / floor, 2), "target": target})
+    return {"kind": "startup", "date": date.today().isoformat(), "runs": runs, "rows": rows,
+            "importtime": {name: importtime(args) for name, args in IMPORTTIME}}
+
+
+def importtime(args: list[str], top: int = 10) -> list[dict[str, Any]]:
+    """The ``top`` modules by their own import time (µs) for ``python -X importtime -m reconciler ARGS``."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "reconciler", *args], cwd=ROOT,
+                          capture_output=True, text=True, env=_env(), check=True)
+    modules = []
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line or "self [us]" in line:
+            continue
+        own, cumulative, name = line.removeprefix("import time:").split("|")
+        modules.append({"module": name.strip(), "self_us": int(own), "cumulative_us": int(cumulative)})
+    return sorted(modules, key=lambda m: -m["self_us"])[:top]
+
+
+def table(result: dict[str, Any]) -> str:
+    """The start-up section of docs/performance.md (readable on a terminal too)."""
+    lines = [f"`python -m benchmarks.startup`: each command run {result['runs']} times, interleaved with the floor "
+             "`python -c \"import click\"` (no click program starts faster), median wall time; ratio = median / "
+             "the floor's median, measured in the same run.", "",
+             "| command | median s | best s | ratio to import click | target | met |", "|---|---:|---:|---:|---|---|"]
+    for r in result["rows"]:
+        target = f"<= {r['target']}x" if r["target"] else "-"
+        met = "-" if not r["target"] else "yes" if r["ratio"] <= r["target"] else "NO"
+        lines.append(f"| {r['command']} | {r['median_s']:.3f} | {r['best_s']:.3f} | {r['ratio']:.2f}x | {target} | "
+                     f"{met} |")
+    for name, modules in result["importtime"].items():
+        lines += ["", f"`python -X importtime -m {name}`: the ten modules that cost the most (their own time; "
+                      "cumulative includes what they import):", "",
+                  "| module | self ms | cumulative ms |", "|---|---:|---:|"]
+        lines += [f"| {m['module']} | {m['self_us'] / 1000:.1f} | {m['cumulative_us'] / 1000:.1f} |" for m in modules]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--write-doc", action="store_true", help="record the figures in docs/performance.md")
+    args = parser.parse_args()
+    result = measure(args.runs)
+    print(table(result))
+    print(json.dumps(result))
+    if args.write_doc:
+        from benchmarks import report
+
+        report.write_doc(ROOT / "docs/performance.md", "startup", result)
+
+
+if __name__ == "__main__":
+    main()

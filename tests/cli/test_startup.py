@@ -1,0 +1,47 @@
+"""Start-up: a command imports only what it uses (issue 25). ``--version``, ``--help`` and a TAB
+(shell completion runs the program) load click and a few light modules; the HTTP stack, pydantic,
+prometheus_client and the emulator wait for a command that needs them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("httpx", "pydantic", "prometheus_client", "reconciler.emulator", "starlette", "uvicorn", "deepdiff",
+         "yaml", "rich", "jsonschema")
+
+
+def imported(*args: str, env: dict[str, str] | None = None) -> set[str]:
+    """The modules ``python -X importtime -m reconciler ARGS`` imported."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "reconciler", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+            if line.startswith("import time:") and "self [us]" not in line}
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ("plan", "--help"), ("watch", "--help")])
+def test_version_and_help_import_no_http_stack_pydantic_prometheus_or_emulator(args: tuple[str, ...]) -> None:
+    modules = imported(*args)
+    assert "click" in modules and "reconciler.cli" in modules  # the measurement saw the program
+    assert heavy(modules) == []
+
+
+def test_a_completion_request_imports_none_of_them_either() -> None:
+    modules = imported(env={"_RECONCILER_COMPLETE": "bash_complete", "COMP_WORDS": "reconciler pl", "COMP_CWORD": "1"})
+    assert heavy(modules) == []
+
+
+def test_validate_imports_no_http_stack_prometheus_differ_or_emulator() -> None:
+    modules = imported("validate", "manifests", env={"VENDOR_A_KEY": "k", "AGENT_TOKEN": "t"})
+    assert "pydantic" in modules and "yaml" in modules  # what validate does need
+    assert [m for m in heavy(modules) if not m.startswith(("pydantic", "yaml", "jsonschema"))] == []
