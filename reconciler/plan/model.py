@@ -154,6 +154,11 @@ class PlanOptions:
     resend: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()  # --var NAME=VALUE, as given (a variable is never a secret)
     var_files: tuple[str, ...] = ()  # --var-file paths, as given
+    #: "auto": compare restrictions unless the key evidently cannot see them (plan, drift; see
+    #: ``plan.restrictions.unseen_restrictions``); "compare": always (apply: it needs a key that may
+    #: manage them); "skip": never (what a plan that left them out records, so apply and its
+    #: convergence check leave them out too)
+    restrictions: str = "auto"
 
     def rotates(self, address: str) -> bool:
         return self.rotate_secrets or address in self.rotate
@@ -165,7 +170,8 @@ class PlanOptions:
         return {"allow_replace": self.allow_replace, "rotate_secrets": self.rotate_secrets, "prune": self.prune,
                 "allow_empty": self.allow_empty, "version_name": self.version_name, "targets": list(self.targets),
                 "rotate": list(self.rotate), "since": self.since, "resend": list(self.resend),
-                "variables": list(self.variables), "var_files": list(self.var_files)}
+                "variables": list(self.variables), "var_files": list(self.var_files),
+                "restrictions": self.restrictions}
 
     @classmethod
     def from_json(cls, opts: Mapping[str, Any]) -> PlanOptions:
@@ -181,6 +187,7 @@ class PlanOptions:
             resend=tuple(opts.get("resend", [])),
             variables=tuple(opts.get("variables", [])),
             var_files=tuple(opts.get("var_files", [])),
+            restrictions=str(opts.get("restrictions", "auto")),
         )
 
 

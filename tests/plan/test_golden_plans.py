@@ -63,9 +63,11 @@ def test_plan_views_match_golden_files(monkeypatch: pytest.MonkeyPatch, case: st
     plan = make_plan(load_manifests([EXAMPLES]), CASES[case](), now=NOW)
     got = render(plan, fmt)
     path = GOLDEN / f"{case}.{ext}"
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.write_text(got, encoding="utf-8")
-    assert got == path.read_text(encoding="utf-8")
+    expected = path.read_text(encoding="utf-8") if path.exists() else None
+    if os.environ.get("UPDATE_GOLDEN") and got != expected:
+        path.write_text(got, encoding="utf-8")  # compared with what the file held, never with itself
+        pytest.fail(f"{path} was out of date and is rewritten: review its diff, then run again without UPDATE_GOLDEN")
+    assert got == expected
 
 
 def test_plan_files_name_secret_references_never_values(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -111,7 +111,7 @@ def session_in(tmp: Path) -> Iterator[Session]:
             big.write_text("kind: Integration\nname: too-big\ntype: LLM\nconfig:\n  provider: CUSTOM\n"
                            "  base_url: https://big.example.com\n  is_default_models_enabled: true\n"
                            "  headers: {X-Big: {env: HUGE_HEADER}}\n", encoding="utf-8")
-            cli("oversized header map", "plan", str(big), *url, extra_env=huge)
+            cli("oversized header map", "apply", str(big), *url, "--auto-approve", extra_env=huge)  # plan resolves none
             run.state.secrets.update(huge)
             with admin_client(served.url, run.key) as api:
                 for type_ in ("LLM", "AGENT"):
