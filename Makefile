@@ -42,6 +42,8 @@ bench: install
 
 soak: install
 	$(PY) -m tests.soak
+	RECONCILER_STATEFUL_EXAMPLES=300 RECONCILER_STATEFUL_STEPS=25 $(VENV)/bin/pytest -q -p no:randomly \
+		tests/reliability/test_two_trees_stateful.py
 
 clean:
 	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache
