@@ -396,3 +396,163 @@ def test_allow_empty_counts_only_what_prune_would_really_delete(run: Cli, api: h
     refused = run("plan", str(none), "--prune")
     assert refused.exit_code == 1 and "every live Prompt in space support (2)" in refused.stderr
     assert run("plan", str(none), "--prune", "--allow-empty").exit_code == 0
+
+
+# ---------------------------------------------------------------- features that meet, no test covered them
+
+
+NIM = """
+kind: Ownership
+name: search
+spaces: [search]
+integrations: ["search-*"]
+---
+kind: Integration
+name: search-nim
+type: LLM
+config:
+  provider: NIM_F
+  base_url: https://nim.search.example.com/v1
+  is_default_models_enabled: true
+  headers: {HEADERS}
+"""
+
+
+def test_a_header_renamed_while_the_count_stays_the_same_is_sent(
+        run: Cli, api: httpx.Client, served: tuple[str, Emulator], tmp_path: Path) -> None:
+    tree = write(tmp_path, "search", NIM.replace("{HEADERS}", "{X-Team-Key: {env: SEARCH_KEY}}"))
+    assert run("apply", str(tree), "--auto-approve").exit_code == 0
+    (tree / "manifests.yaml").write_text(NIM.replace("{HEADERS}", "{X-Search-Key: {env: SEARCH_KEY}}").lstrip())
+    planned = json.loads(run("plan", str(tree), "--format", "json").stdout)
+    [op] = planned["operations"]
+    assert op["method"] == "PATCH" and op["body"]["config"] == {"headers": {"X-Search-Key": "(sensitive)"}}
+    assert [(c["path"], c["before"], c["after"]) for c in op["changes"]] == [
+        ("config.headers", {"X-Team-Key": "(sensitive)"}, {"X-Search-Key": "(sensitive, env:SEARCH_KEY)"})]
+    assert run("apply", str(tree), "--auto-approve").exit_code == 0
+    stored = [doc for _, doc in served[1].store.scan("integration") if doc["name"] == "search-nim"]
+    assert stored[0]["config"]["headers"] == {"X-Search-Key": SECRETS["SEARCH_KEY"]}
+    assert integrations(api)["search-nim"]["config"]["header_names"] == ["X-Search-Key"]
+    assert run("plan", str(tree), "--detailed-exitcode").exit_code == 0
+
+
+BASE_PROMPTS = """
+kind: Prompt
+space: support
+name: triage
+description: base
+version: {commit_message: first, provider: VENDOR_A, messages: [{role: user, content: "{q}"}]}
+---
+kind: Prompt
+space: search
+name: triage
+description: base
+version: {commit_message: first, provider: VENDOR_A, messages: [{role: user, content: "{q}"}]}
+"""
+
+
+def _descriptions(api: httpx.Client) -> dict[str, Any]:
+    return {space: {p["name"]: p.get("description") for p in api.get(
+        "/v2/prompts", params={"space_id": space_id(api, space)}).json()["prompts"]} for space in ("support", "search")}
+
+
+def test_a_patch_of_one_space_changes_only_the_document_of_that_space(
+        run: Cli, api: httpx.Client, tmp_path: Path) -> None:
+    base = write(tmp_path, "base", BASE_PROMPTS)
+    overlay = write(tmp_path, "overlay", """
+        kind: Patch
+        target: Prompt/triage
+        space: search
+        patch: {description: patched}
+        """)
+    planned = json.loads(run("plan", str(base), str(overlay), "--format", "json").stdout)
+    bodies = {op["address"]: op["body"].get("description") for op in planned["operations"] if op["method"] == "POST"}
+    assert bodies == {"Prompt/support/triage": "base", "Prompt/search/triage": "patched"}
+    assert run("apply", str(base), str(overlay), "--auto-approve").exit_code == 0
+    assert _descriptions(api) == {"support": {"triage": "base"}, "search": {"triage": "patched"}}
+    no_space = write(tmp_path, "no-space", "kind: Patch\ntarget: Prompt/triage\npatch: {description: x}\n")
+    refused = run("plan", str(base), str(no_space))
+    assert refused.exit_code == 1 and "a Patch of a Prompt needs 'space:'" in refused.stderr
+
+
+def test_null_in_a_patch_removes_the_key_so_the_field_is_unmanaged(
+        run: Cli, api: httpx.Client, tmp_path: Path) -> None:
+    base = write(tmp_path, "base", BASE_PROMPTS)
+    assert run("apply", str(base), "--auto-approve").exit_code == 0
+    [support] = [p for p in api.get("/v2/prompts", params={"space_id": space_id(api, "support")}).json()["prompts"]]
+    api.patch(f"/v2/prompts/{support['id']}", json={"description": "edited by hand"}).raise_for_status()
+    overlay = write(tmp_path, "overlay", "kind: Patch\ntarget: Prompt/triage\nspace: support\n"
+                                         "patch: {description: null}\n")
+    # with the overlay the description is unmanaged: the hand edit is no drift and stays
+    assert run("drift", str(base), str(overlay)).exit_code == 0
+    assert run("apply", str(base), str(overlay), "--auto-approve").exit_code == 0
+    assert _descriptions(api)["support"] == {"triage": "edited by hand"}
+    # without it the base enforces its value again
+    drift = json.loads(run("drift", str(base), "--format", "json").stdout)
+    assert [(c["path"], c["before"], c["after"]) for op in drift["operations"] for c in op["changes"]] == [
+        ("description", "edited by hand", "base")]
+
+
+GUARDED = """
+kind: Ownership
+name: support
+spaces: [support]
+integrations: ["support-*"]
+---
+kind: Integration
+name: support-llm
+type: LLM
+config: {provider: PROVIDER, api_key: {env: SUPPORT_KEY}}
+---
+kind: Evaluator
+space: support
+name: judge
+commit_message: first
+template_config:
+  name: judge
+  template: "Is {{output}} right?"
+  classification_choices: {right: 1, wrong: 0}
+  llm_config: {integration: support-llm, model_name: m}
+"""
+
+
+def test_the_guard_refuses_a_replacement_of_an_integration_a_live_evaluator_uses(
+        run: Cli, api: httpx.Client, served: tuple[str, Emulator], tmp_path: Path) -> None:
+    tree = write(tmp_path, "support", GUARDED.replace("PROVIDER", "VENDOR_A"))
+    assert run("apply", str(tree), "--auto-approve").exit_code == 0
+    before = integrations(api)["support-llm"]["id"]
+    (tree / "manifests.yaml").write_text(GUARDED.replace("PROVIDER", "VENDOR_C").lstrip())
+    reset(served)
+    refused = run("apply", str(tree), "--allow-replace", "--auto-approve")
+    assert refused.exit_code == 1
+    assert ("Integration/support-llm: the plan would replace it, and it is used by evaluator judge in space support"
+            in refused.stderr)
+    assert all(route.startswith("GET ") for route in routes(served))
+    assert integrations(api)["support-llm"]["id"] == before
+
+
+def test_protect_globs_on_spaced_kinds_match_kind_space_name_and_kind_name(
+        run: Cli, api: httpx.Client, tmp_path: Path) -> None:
+    for space, name in (("support", "keep-1"), ("support", "old-1"), ("support", "other"), ("support", "s-plain")):
+        api.post("/v2/prompts", json={"space_id": space_id(api, space), "name": name, "version": {
+            "commit_message": "x", "provider": "VENDOR_A", "messages": [{"role": "user", "content": "hi"}]}}
+                 ).raise_for_status()
+    tree = write(tmp_path, "support", """
+        kind: Ownership
+        name: support
+        spaces: [support]
+        protect: ["Prompt/support/keep-*", "Prompt/old-*", "Prompt/search/*", "Prompt/su*"]
+        ---
+        kind: Prompt
+        space: support
+        name: declared
+        version: {commit_message: first, provider: VENDOR_A, messages: [{role: user, content: "{q}"}]}
+        """)
+    planned = run("plan", str(tree), "--prune", "--format", "json")
+    assert planned.exit_code == 0, planned.output
+    plan = json.loads(planned.stdout)
+    # KIND/SPACE/NAME and KIND/NAME globs protect what they name; a glob of another space, or a
+    # KIND/NAME glob whose name part happens to match the space ("Prompt/su*"), protects nothing else
+    assert sorted(op["address"] for op in plan["operations"] if op["action"] == "delete") == [
+        "Prompt/support/other", "Prompt/support/s-plain"]
+    kept = sorted(w.split(":")[0] for w in plan["warnings"] if "kept, not deleted by --prune" in w)
+    assert kept == ["Prompt/support/keep-1", "Prompt/support/old-1"]
