@@ -7,13 +7,16 @@ again on every run.
 
 The list of restrictions holds only those the key may manage (api-spec.md 4.2), and a read-only key
 manages none: an absent restriction looks the same whether it is not there or hidden. So when the
-list the plan read is empty while the manifests say something about restrictions of resources that
-exist (a ResourceRestriction, a live Prompt's ``restricted``), ``plan`` and ``drift`` leave them out
+list the plan read is empty while the manifests say something about restrictions (a
+ResourceRestriction, a live Prompt's ``restricted``) of a tree already applied (one of its declared
+resources exists live; in a fresh account every key sees none), ``plan`` and ``drift`` leave them out
 of the comparison, with one warning naming them (``PlanOptions.restrictions`` "auto"); ``apply``
 compares them whatever the list shows ("compare"): it writes, so its key must manage them, and
 restricting is idempotent."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from pydantic import MISSING
 
@@ -25,7 +28,7 @@ def unseen_restrictions(desired: list[DesiredResource], ctx: Ctx) -> list[str]:
     """What a plan leaves out of the comparison because the key cannot see restrictions (see the
     module's docstring), as ``ADDRESS (field)``; [] when restrictions are compared."""
     mode = ctx.options.restrictions
-    if mode == "compare" or (mode == "auto" and ctx.live.restrictions):
+    if mode == "compare" or (mode == "auto" and (ctx.live.restrictions or not _applied(desired, ctx))):
         return []
     out: list[str] = []
     for r in desired:
@@ -36,6 +39,21 @@ def unseen_restrictions(desired: list[DesiredResource], ctx: Ctx) -> list[str]:
             if space_id is not None and (space_id, r.name) in ctx.live.prompts:
                 out.append(f"{r.address} (restricted)")
     return out
+
+
+def _applied(desired: list[DesiredResource], ctx: Ctx) -> bool:
+    """Whether the tree was applied before (one of its declared resources exists live): in an
+    account where none does, an empty restriction list is what any key sees, and creates are planned."""
+    for r in desired:
+        if r.kind == "Integration" and any((t, r.name) in ctx.live.integrations for t in ("LLM", "AGENT")):
+            return True
+        if r.kind in ("Prompt", "Dataset", "Evaluator") and r.space:
+            space_id = ctx.live.space_id(str(r.space))
+            table: Any = {"Prompt": ctx.live.prompts, "Dataset": ctx.live.datasets,
+                          "Evaluator": ctx.live.evaluators}[r.kind]
+            if space_id is not None and (space_id, r.name) in table:
+                return True
+    return False
 
 
 def restrictions_warning(unseen: list[str]) -> str:
