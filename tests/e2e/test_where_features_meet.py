@@ -556,3 +556,36 @@ def test_protect_globs_on_spaced_kinds_match_kind_space_name_and_kind_name(
         "Prompt/support/other", "Prompt/support/s-plain"]
     kept = sorted(w.split(":")[0] for w in plan["warnings"] if "kept, not deleted by --prune" in w)
     assert kept == ["Prompt/support/keep-1", "Prompt/support/old-1"]
+
+
+def test_a_reader_key_leaves_a_declared_restriction_out_and_a_fresh_account_still_plans_its_create(
+        run: Cli, served: tuple[str, Emulator], tmp_path: Path) -> None:
+    tree = write(tmp_path, "dash", """
+        kind: Ownership
+        name: dash
+        spaces: [support]
+        integrations: ["support-*"]
+        resource_restrictions: ["DASHBOARD/*"]
+        ---
+        kind: Integration
+        name: support-llm
+        type: LLM
+        config: {provider: VENDOR_A, api_key: {env: SUPPORT_KEY}}
+        ---
+        kind: ResourceRestriction
+        name: finance-dashboard
+        resource_type: DASHBOARD
+        resource_id: RGFzaGJvYXJkOjEy
+        """)
+    fresh = json.loads(run("plan", str(tree), "--format", "json", key="reader-key").stdout)
+    assert sorted(op["address"] for op in fresh["operations"]) == [
+        "Integration/support-llm", "ResourceRestriction/finance-dashboard"]
+    assert fresh["warnings"] == []
+    assert run("apply", str(tree), "--auto-approve").exit_code == 0
+    drift = run("drift", str(tree), "--prune", "--format", "json", key="reader-key")
+    assert drift.exit_code == 0, drift.output
+    plan = json.loads(drift.stdout)
+    assert plan["operations"] == [] and plan["unmanaged"] == []
+    assert [w.split(": ")[0] for w in plan["warnings"]] == ["restrictions were not compared"]
+    assert "ResourceRestriction/finance-dashboard" in plan["warnings"][0]
+    assert run("drift", str(tree), "--prune").exit_code == 0  # the admin key compares them: in sync
