@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.manifests import load_manifests
-from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LivePrompt
+from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LivePrompt, RestrictionObject
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render
 from tests.plan.helpers import RESEARCH, live_llm, state
@@ -50,6 +50,9 @@ def drifted_state():  # type: ignore[no-untyped-def]
         evaluator={"id": "RXZhbDox", "name": "faithfulness", "description": None},
         latest={"id": "RXZhbFZlcnNpb246MQ", "template_config": {"name": "faithfulness", "template": "old {{output}}",
                                                                  "llm_config": {"ai_integration_id": "SW50ZWdyYXRpb246MQ"}}})
+    # a key that sees restrictions (another project's), so the prompt's restricted is compared
+    live.restrictions[("PROJECT", "UHJvamVjdDo5")] = RestrictionObject.model_validate(
+        {"resource_type": "PROJECT", "resource_id": "UHJvamVjdDo5", "created_at": "2026-01-01T00:00:00Z"})
     return live
 
 
