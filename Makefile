@@ -39,6 +39,7 @@ bench: install
 	$(PY) -m benchmarks.run --scale 1.0 --profile
 	$(PY) -m benchmarks.big
 	$(PY) -m benchmarks.model_bench --write-doc
+	$(PY) -m benchmarks.policy_bench
 
 soak: install
 	$(PY) -m tests.soak

@@ -93,11 +93,12 @@ def _var_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _load(paths: tuple[str, ...] | list[str], variables: tuple[str, ...] = (),
-          var_files: tuple[str, ...] = ()) -> Any:
-    """Manifests with their variables; load warnings (an unused --var) on stderr."""
+          var_files: tuple[str, ...] = (), policies: tuple[str, ...] = ()) -> Any:
+    """Manifests with their variables and policies; load warnings (an unused --var) on stderr."""
     from reconciler.workflow import load
 
-    manifests = load(paths, _stdin_for(tuple(paths)), var_assignments=variables, var_files=var_files)
+    manifests = load(paths, _stdin_for(tuple(paths)), var_assignments=variables, var_files=var_files,
+                     policy_paths=policies)
     for warning in manifests.warnings:
         _say(f"Warning: {warning}", "warning", message=warning)
     return manifests
@@ -115,8 +116,7 @@ def _say(line: str, event: str, **fields: Any) -> None:
 
 def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
-        click.option("--target", "targets", multiple=True, metavar="KIND/NAME",
-                     help="Limit the run to these resources and what they depend on (repeatable)."),
+        *_selection_options(),
         click.option("--prune", is_flag=True, help="Delete undeclared resources inside what the tree owns (its Ownership document; else the "
                      "kinds used in the spaces named)."),
         click.option("--allow-empty", is_flag=True, help="Let --prune delete every resource of a kind."),
@@ -129,6 +129,27 @@ def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--version-name", help="Name of the dataset version an apply makes (default: UTC timestamp)."),
     ]
     for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _selection_options() -> list[Callable[..., Any]]:
+    """--target, --exclude, --policy: of plan, apply, watch and drift (product.md section 9)."""
+    return [
+        click.option("--target", "targets", multiple=True, metavar="GLOB",
+                     help="Limit the run to these resources (address globs: KIND/NAME, KIND/SPACE/NAME) and "
+                          "what they depend on (repeatable)."),
+        click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
+                     help="Leave these resources out of the run: neither planned nor pruned (address globs; "
+                          "repeatable)."),
+        click.option("--policy", "policies", multiple=True, type=click.Path(exists=True), metavar="PATH",
+                     help="Policy documents to evaluate besides the tree's (a file or a directory of Policy "
+                          "documents only; repeatable)."),
+    ]
+
+
+def _selection(f: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_selection_options()):
         f = option(f)
     return f
 
@@ -148,7 +169,8 @@ def _options(kw: dict[str, Any]) -> Any:
                        prune=kw.pop("prune"), allow_empty=kw.pop("allow_empty"),
                        version_name=kw.pop("version_name"), targets=tuple(kw.pop("targets")),
                        rotate=tuple(kw.pop("rotate")), since=kw.pop("since"),
-                       variables=tuple(kw.pop("variables")), var_files=tuple(kw.pop("var_files")))
+                       variables=tuple(kw.pop("variables")), var_files=tuple(kw.pop("var_files")),
+                       excludes=tuple(kw.pop("excludes")), policies=tuple(kw.pop("policies")))
 
 
 def _events(quiet: bool) -> Callable[[str], None] | None:
@@ -190,19 +212,29 @@ def _problems() -> Callable[[str], None]:
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
+@click.option("--policy", "policies", multiple=True, type=click.Path(exists=True), metavar="PATH",
+              help="Check these Policy documents too (a file or a directory; repeatable).")
 @_var_options
-def validate(paths: tuple[str, ...], check_secrets: bool, variables: tuple[str, ...],
+def validate(paths: tuple[str, ...], check_secrets: bool, policies: tuple[str, ...], variables: tuple[str, ...],
              var_files: tuple[str, ...]) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
     from reconciler.manifests.commands import run_validate
 
     sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
-                          err=_problems(), var_assignments=variables, var_files=var_files))
+                          err=_problems(), var_assignments=variables, var_files=var_files, policy_paths=policies))
 
 
 @main.command()
-def schema() -> None:
-    """Print the JSON Schema of the manifest format."""
+@click.option("--plan", "of_plan", is_flag=True, help="The JSON Schema of the JSON plan (--format json, PLANFILE).")
+def schema(of_plan: bool) -> None:
+    """Print the JSON Schema of the manifest format (of the JSON plan with --plan)."""
+    if of_plan:
+        import json
+
+        from reconciler.plan.schema import plan_json_schema
+
+        click.echo(json.dumps(plan_json_schema(), indent=2))
+        return
     from reconciler.manifests.commands import run_schema
 
     sys.exit(run_schema(click.echo))
@@ -224,7 +256,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 
     options = _options(kw)
     conn = _connection(kw)
-    manifests = _load(paths, options.variables, options.var_files)
+    manifests = _load(paths, options.variables, options.var_files, options.policies)
     options = prepare_options(manifests, options)
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
@@ -234,6 +266,10 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     _report_read(verbose, live)  # no secret is resolved: the plan shows and saves references only
     if not (quiet and _nothing_to_say(result)):
         click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
+    if result.policy:
+        from reconciler.policy.evaluate import check_not_denied
+
+        check_not_denied(result)  # printed with its verdicts, then exit 1 (nothing saved)
     if out_file:
         try:
             Path(out_file).write_text(replace(result, workdir=os.getcwd()).dumps(), encoding="utf-8")
@@ -251,10 +287,12 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 @click.option("--prune", is_flag=True, help="Count unmanaged resources (inside the ownership) as drift.")
 @click.option("--since", metavar="REF", help="Count write-only fields whose declaration changed since this git "
               "revision as drift.")
+@_selection
 @_var_options
 @_connection_options
 def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verbose: bool, quiet: bool,
-          variables: tuple[str, ...], var_files: tuple[str, ...], **kw: Any) -> None:
+          variables: tuple[str, ...], var_files: tuple[str, ...], targets: tuple[str, ...],
+          excludes: tuple[str, ...], policies: tuple[str, ...], **kw: Any) -> None:
     """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET.
     Unmanaged resources are listed; with --prune they count as drift."""
     from reconciler.plan.model import PlanOptions
@@ -262,8 +300,9 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
     from reconciler.workflow import connect, plan_against, prepare_options
 
     conn = _connection(kw)
-    manifests = _load(paths, variables, var_files)  # secrets are compared by presence, never sent: never read
-    options = prepare_options(manifests, PlanOptions(since=since, variables=variables, var_files=var_files))
+    manifests = _load(paths, variables, var_files, policies)  # secrets are compared by presence: never read
+    options = prepare_options(manifests, PlanOptions(since=since, variables=variables, var_files=var_files,
+                                                     targets=targets, excludes=excludes, policies=policies))
     with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
             _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
@@ -278,18 +317,23 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
+@click.option("--approve", "approvals", multiple=True, metavar="RULE",
+              help="Approve what this policy rule (effect require_approval) holds back (repeatable).")
 @_plan_options
 @_var_options
 @_connection_options
-def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: bool, quiet: bool, **kw: Any) -> None:
+def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals: tuple[str, ...], verbose: bool,
+          quiet: bool, **kw: Any) -> None:
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
     from reconciler.plan.render import render_text
+    from reconciler.policy.evaluate import check_allowed, check_approvals_known
     from reconciler.workflow import (
         check_plan_secrets,
         check_replacements,
         confirm_converged,
         connect,
         is_plan_file,
+        judge,
         not_converged,
         plan_against,
         prepare_options,
@@ -300,24 +344,31 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
     options = _options(kw)
     conn = _connection(kw)
     from_file = is_plan_file(paths)
-    manifests = None if from_file else _load(paths, options.variables, options.var_files)  # refused before any request
+    manifests = None if from_file else _load(paths, options.variables, options.var_files,
+                                             options.policies)  # refused before any request
     if not auto_approve and not from_file and not sys.stdin.isatty():  # before any request or plan is shown
         raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
     if manifests is not None:  # it writes, so its key may manage restrictions: they are always compared
         options = prepare_options(manifests, replace(options, restrictions="compare"))
+        check_approvals_known(approvals, manifests.policies)
     with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
         if from_file:
             planned = read_plan_file(paths[0])
             _refuse_plan_options(options)
             if options.allow_replace:  # given to apply rather than to plan: as good
                 planned = replace(planned, options=replace(planned.options, allow_replace=True))
+            manifest_paths = _plan_manifests(planned)  # its policies checked before any request
+            policies = (*(_from_workdir(planned, f) for f in planned.options.policies), *options.policies)
+            manifests = _load(manifest_paths, planned.options.variables,
+                              tuple(_from_workdir(planned, f) for f in planned.options.var_files),
+                              policies) if manifest_paths else None
             stale, live = stale_objects(planned, client)
             if stale:
                 raise PlanError(f"the plan file {paths[0]} is stale: live state changed since it was made for "
                                 + ", ".join(stale) + ". Make a new plan.")
-            manifest_paths = _plan_manifests(planned)
-            manifests = _load(manifest_paths, planned.options.variables,
-                              tuple(_from_workdir(planned, f) for f in planned.options.var_files)) if manifest_paths else None
+            planned = judge(planned, manifests)  # the rules re-evaluated (else the ones it recorded)
+            if manifests is not None:
+                check_approvals_known(approvals, manifests.policies)
         else:
             assert manifests is not None
             with _read_progress(client, quiet):
@@ -328,6 +379,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, verbose: 
         if planned.empty:
             return
         check_replacements(planned)
+        check_allowed(planned, approvals)  # deny, or an approval missing: before any write
         check_plan_secrets(planned, manifests)
         if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):
             raise ReconcilerError("apply cancelled")
@@ -375,7 +427,7 @@ def _refuse_plan_options(options: Any) -> None:
                                    ("--rotate-secrets", options.rotate_secrets), ("--target", options.targets),
                                    ("--version-name", options.version_name), ("--rotate", options.rotate),
                                    ("--since", options.since), ("--var", options.variables),
-                                   ("--var-file", options.var_files)) if on]
+                                   ("--var-file", options.var_files), ("--exclude", options.excludes)) if on]
     if given:
         raise ReconcilerError(f"{', '.join(given)}: options of plan, not of apply PLANFILE (the plan file was made "
                               "with its own); make the plan again with them")

@@ -58,12 +58,14 @@ class _Address(click.ParamType[tuple[str, int]]):
               help="Retries of one failing request inside a cycle (default: the client's 6); the loop then "
                    "retries the whole cycle with its own backoff.")
 @click.option("--once", is_flag=True, help="Run one cycle and exit: 0 in sync (or healed), 2 drift left, 1 failed.")
+@click.option("--approve", "approvals", multiple=True, metavar="RULE",
+              help="Approve what this policy rule (effect require_approval) holds back (repeatable).")
 @_plan_options
 @_var_options
 @_connection_options
 def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr: tuple[str, int] | None,
           git_pull: bool, notify_url: str | None, max_backoff: float, request_retries: int | None, once: bool, verbose: bool,
-          log_format: str, **kw: Any) -> None:
+          log_format: str, approvals: tuple[str, ...], **kw: Any) -> None:
     """Reconcile continuously: every interval reload the manifests, plan, report (and with --apply,
     heal). SIGTERM/SIGINT: the calls in flight finish, then it reports and exits 0."""
     from reconciler.telemetry import Telemetry
@@ -79,7 +81,7 @@ def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr:
             raise ConfigError(f"{flag} would send the same secrets again on every cycle: use it with apply")
     config = WatchConfig(paths=paths, interval=interval, apply=do_apply, options=options, git_pull=git_pull,
                          metrics_addr=metrics_addr, notify_url=notify_url, max_backoff=max_backoff, once=once,
-                         request_retries=request_retries)
+                         request_retries=request_retries, approvals=approvals)
     telemetry = Telemetry(log_format=log_format)
     watcher = Watcher(config, conn, telemetry, out=click.echo, verbose=verbose)
     sys.exit(watcher.run())

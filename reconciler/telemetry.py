@@ -27,6 +27,7 @@ apply and drift, so one dashboard serves a cron job and a loop; a one-shot run i
 ``reconciler_manifest_error``                      1 while the manifests on disk do not load
 ``reconciler_consecutive_failures``                cycles failed in a row (``watch`` backs off)
 ``reconciler_build_info{version}``                 always 1
+``reconciler_policy_verdicts_total{effect}``       policy rules that fired: deny, require_approval, warn
 =================================================  ===========================================
 """
 
@@ -93,11 +94,22 @@ class Telemetry:
         self.notifications = Counter("reconciler_notifications", "Notices posted (watch --notify) by kind and "
                                      "outcome.", ["kind", "outcome"], registry=r)
         self.failures = Gauge("reconciler_consecutive_failures", "Cycles failed in a row.", registry=r)
+        self.policy_verdicts = Counter("reconciler_policy_verdicts", "Policy rules that fired, by effect (deny, "
+                                       "require_approval, warn).", ["effect"], registry=r)
         Gauge("reconciler_build_info", "The reconciler version.", ["version"], registry=r).labels(__version__).set(1)
         for action in ACTIONS:
             self.planned.labels(action)
         for label in ("ok", "error", "manifest_error", "interrupted"):
             self.cycles.labels(label)
+        for effect in ("deny", "require_approval", "warn"):
+            self.policy_verdicts.labels(effect)
+
+    def count_verdicts(self, verdicts: Iterable[Any]) -> None:
+        """Count each policy verdict of a plan by effect, and log it (``policy`` events)."""
+        for v in verdicts:
+            self.policy_verdicts.labels(v.effect).inc()
+            self.event("policy", rule=v.rule, effect=v.effect, resource=v.address, message=v.message,
+                       source=v.source)
 
     # ------------------------------------------------------------------ logs
 

@@ -101,6 +101,7 @@ class WatchConfig:
     max_backoff: float = 600.0
     once: bool = False  # one cycle, then exit (its exit code says how it went)
     request_retries: int | None = None  # the client's per-request retries (None: its default)
+    approvals: tuple[str, ...] = ()  # --approve RULE: policy rules whose require_approval is given
 
 
 @dataclass
@@ -185,11 +186,12 @@ class Watcher:
             left = found["drifted"]
             final = plan  # what is still to do at the end of the cycle (--once's exit code)
             applied = 0
-            if self.config.apply and not plan.empty and not self.stop.is_set():
-                check_plan_secrets(plan, manifests)  # what it sends must resolve, as apply checks
+            allowed = self._allowed(n, plan) if self.config.apply else plan
+            if self.config.apply and not allowed.empty and not self.stop.is_set():
+                check_plan_secrets(allowed, manifests)  # what it sends must resolve, as apply checks
                 self.applying = True
                 try:
-                    report = run_apply(plan, client, parallelism=self.conn.parallelism, fail_fast=False)
+                    report = run_apply(allowed, client, parallelism=self.conn.parallelism, fail_fast=False)
                 except KeyboardInterrupt:  # the signal came just before the executor's phases or after them
                     self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
                     self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started),
@@ -210,7 +212,7 @@ class Watcher:
                                  text=f"cycle {n}: apply interrupted: {applied} calls applied, "
                                       f"{len(report.of('skipped'))} not started")
                     return False, True
-                final = again = confirm_converged(manifests, client, plan, live, report)
+                final = again = confirm_converged(manifests, client, allowed, live, report)
                 left = self.t.observe_plan(manifests, again)["drifted"]
                 self._notify(n, found["drifted"], left)
                 if not report.ok:
@@ -237,6 +239,21 @@ class Watcher:
                           + f" ({_secs(started)}s)")
         return True, not final.empty
 
+    def _allowed(self, n: int, plan: Plan) -> Plan:
+        """The plan less what a policy denies or holds for an approval not given (``--approve``),
+        each held verdict reported."""
+        if not plan.policy:
+            return plan
+        from reconciler.policy.evaluate import describe, without_blocked
+
+        allowed, held = without_blocked(plan, self.config.approvals)
+        for v in held:
+            why = "denied" if v.effect == "deny" else f"needs --approve {v.rule}"
+            self.t.event("policy_held", cycle=n, rule=v.rule, effect=v.effect, resource=v.address,
+                         text=f"cycle {n}: not applied ({why}): {describe(v)}")
+            self.out(f"Not applied ({why}): {describe(v)}")
+        return allowed
+
     def _delay(self, ok: bool) -> float:
         if ok or self.failures == 0:
             return self.config.interval * self.rng.uniform(0.9, 1.1)
@@ -252,10 +269,10 @@ class Watcher:
         if self._git_tops:
             self._pull(n)
         try:
-            watched = (*self.config.paths, *self.config.options.var_files)
+            watched = (*self.config.paths, *self.config.options.var_files, *self.config.options.policies)
             before = tree_stamp(watched)
             manifests = load(self.config.paths, var_assignments=self.config.options.variables,
-                             var_files=self.config.options.var_files)
+                             var_files=self.config.options.var_files, policy_paths=self.config.options.policies)
             if tree_stamp(watched) != before:
                 raise ReconcilerError("the manifests changed while they were read; the next cycle reads them again")
         except ReconcilerError as exc:

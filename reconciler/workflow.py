@@ -52,12 +52,13 @@ def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[st
 
 
 def load(paths: Sequence[str], stdin: TextIO | None = None, *, var_assignments: Sequence[str] = (),
-         var_files: Sequence[str] = ()) -> ManifestSet:
-    """Manifests, validated, with their variables. Secrets are not read: only apply resolves what
-    it sends (``check_plan_secrets``)."""
+         var_files: Sequence[str] = (), policy_paths: Sequence[str] = ()) -> ManifestSet:
+    """Manifests, validated, with their variables and policies (the tree's and ``--policy``'s).
+    Secrets are not read: only apply resolves what it sends (``check_plan_secrets``)."""
     from reconciler.manifests import load_manifests
 
-    return load_manifests(paths, stdin=stdin, var_assignments=var_assignments, var_files=var_files)
+    return load_manifests(paths, stdin=stdin, var_assignments=var_assignments, var_files=var_files,
+                          policy_paths=policy_paths)
 
 
 def prepare_options(manifests: ManifestSet, options: PlanOptions) -> PlanOptions:
@@ -124,10 +125,24 @@ def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
 
 def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:
     live = read_live(client, manifests.read_scope(), manifests)
-    planned = guard_integrations(make_plan(manifests, live, options), live, client)
+    planned = judge(guard_integrations(make_plan(manifests, live, options), live, client), manifests)
     if (observer := telemetry()) is not None:
         observer.observe_plan(manifests, planned, log=True)
     return live, planned
+
+
+def judge(plan: Plan, manifests: ManifestSet | None) -> Plan:
+    """The plan with the verdicts of the manifests' policies (``reconciler.policy``), counted in
+    ``reconciler_policy_verdicts_total``. Without manifests (a saved plan whose tree is gone) the
+    verdicts it recorded stand."""
+    if manifests is None or not (manifests.policies or plan.policy):
+        return plan
+    from reconciler.policy.evaluate import with_verdicts
+
+    judged = with_verdicts(plan, manifests)
+    if (observer := telemetry()) is not None:
+        observer.count_verdicts(judged.policy)
+    return judged
 
 
 def _replacement_of(target: str, delete: Operation, plan: Plan) -> bool:

@@ -23,13 +23,14 @@ def _plural(n: int, word: str) -> str:
 
 
 def run_validate(paths: Sequence[str], *, check_secrets: bool, out: Echo, err: Echo,
-                 var_assignments: Sequence[str] = (), var_files: Sequence[str] = ()) -> int:
+                 var_assignments: Sequence[str] = (), var_files: Sequence[str] = (),
+                 policy_paths: Sequence[str] = ()) -> int:
     """Exit 0 when every manifest is valid (and, with ``check_secrets``, every secret resolves),
     else 1 with every problem on ``err``, one a line."""
     try:
         found: list[Problem] = []
         variables = collect_variables(var_assignments, var_files, os.environ, found)
-        loaded = load(paths, variables=variables, problems=found)
+        loaded = load(paths, variables=variables, problems=found, policy_paths=policy_paths)
     except ManifestError as exc:
         for line in exc.problems:
             err(line)

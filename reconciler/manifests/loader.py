@@ -82,7 +82,7 @@ def _read_stdin(stdin: TextIO, problems: list[Problem]) -> str | None:
 
 
 def load(paths: Sequence[str], *, stdin: TextIO | None = None, variables: Variables | None = None,
-         problems: list[Problem] | None = None) -> Loaded:
+         problems: list[Problem] | None = None, policy_paths: Sequence[str] = ()) -> Loaded:
     """``load_manifests`` that also says which files were read. Every document of every file is
     parsed first; variables are then resolved in each, Patches applied in command-line then file
     order, and what remains is validated.
@@ -93,14 +93,14 @@ def load(paths: Sequence[str], *, stdin: TextIO | None = None, variables: Variab
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _load(paths, stdin, variables, problems)
+        return _load(paths, stdin, variables, problems, policy_paths)
     finally:
         if paused:
             gc.enable()
 
 
 def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | None,
-          problems: list[Problem] | None) -> Loaded:
+          problems: list[Problem] | None, policy_paths: Sequence[str] = ()) -> Loaded:
     problems = [] if problems is None else problems
     variables = variables or Variables()
     files = [f for f in manifest_files(paths, problems)
@@ -120,6 +120,7 @@ def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | Non
         for doc in parse_documents(text, shown, problems):
             substitute(doc, variables, problems)
             docs.append((doc, base_dir))
+    docs, policy_docs = _policies_apart(docs, policy_paths, problems)
     base_dirs = {id(doc): base for doc, base in docs}
     resources: list[DesiredResource] = []
     for doc in apply_patches((doc for doc, _ in docs), problems):
@@ -129,16 +130,41 @@ def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | Non
     ownership = ownership_of(resources, problems)
     resources = [r for r in resources if r.kind != "Ownership"]
     problems.extend(cross_document_problems(resources))
+    policies = _compile_policies(policy_docs, problems)
     if problems:
         rank = {f: i for i, f in enumerate(shown_files)}
         problems.sort(key=lambda p: (rank.get(p.file, len(rank)), p.file, p.line, p.column))
         raise ManifestError([str(p) for p in problems])
     return Loaded(ManifestSet(tuple(resources), paths=tuple(paths), ownership=ownership,
-                              warnings=tuple(variables.unused_warnings())), tuple(shown_files))
+                              warnings=tuple(variables.unused_warnings()), policies=policies), tuple(shown_files))
+
+
+def _policies_apart(docs: list[tuple[YamlDocument, str]], policy_paths: Sequence[str], problems: list[Problem]
+                    ) -> tuple[list[tuple[YamlDocument, str]], list[tuple[YamlDocument, str]]]:
+    """The tree's ``kind: Policy`` documents and those of ``--policy PATH`` (``reconciler.policy``),
+    apart from the resources."""
+    if not policy_paths and not any(isinstance(d.value, dict) and d.value.get("kind") == "Policy" for d, _ in docs):
+        return docs, []
+    from reconciler.policy.rules import policy_documents
+
+    mine = [(d, b) for d, b in docs if isinstance(d.value, dict) and d.value.get("kind") == "Policy"]
+    rest = [(d, b) for d, b in docs if not (isinstance(d.value, dict) and d.value.get("kind") == "Policy")]
+    return rest, mine + policy_documents(policy_paths, problems)
+
+
+def _compile_policies(docs: list[tuple[YamlDocument, str]], problems: list[Problem]) -> tuple[object, ...]:
+    if not docs:
+        return ()
+    from reconciler.policy.rules import check_names, compile_policy
+
+    rules = [rule for doc, base in docs for rule in compile_policy(doc, problems, base)]
+    check_names(rules, problems)
+    return tuple(rules)
 
 
 def load_manifests(paths: Sequence[str], *, stdin: TextIO | None = None, var_assignments: Sequence[str] = (),
-                   var_files: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> ManifestSet:
+                   var_files: Sequence[str] = (), environ: Mapping[str, str] | None = None,
+                   policy_paths: Sequence[str] = ()) -> ManifestSet:
     """Load and validate manifests (``-`` reads ``stdin``, default ``sys.stdin``), with the
     variables of ``--var NAME=VALUE``, ``--var-file FILE`` and ``RECONCILER_VAR_*`` in ``environ``
     (default ``os.environ``).
@@ -147,4 +173,4 @@ def load_manifests(paths: Sequence[str], *, stdin: TextIO | None = None, var_ass
     ``check_secrets``) and no request is made."""
     problems: list[Problem] = []
     variables = collect_variables(var_assignments, var_files, os.environ if environ is None else environ, problems)
-    return load(paths, stdin=stdin, variables=variables, problems=problems).manifests
+    return load(paths, stdin=stdin, variables=variables, problems=problems, policy_paths=policy_paths).manifests

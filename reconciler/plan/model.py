@@ -20,7 +20,9 @@ from typing import Any
 
 from reconciler.model import ReadScope
 
-FORMAT_VERSION = "1.0"
+#: Semantic versioning (docs/plan-format.md): MAJOR when a field is removed or changes meaning, MINOR when one
+#: is added (1.1.0: `policy`, `options.excludes`, `options.policies`), PATCH for fixes of the writer.
+FORMAT_VERSION = "1.1.0"
 SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
 REF_RE = re.compile(r"\$\{([^}:]+)(?::([^}]*))?\}")
@@ -141,6 +143,27 @@ class Unmanaged:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """A policy rule that fired (product.md section 9): on a resource (``address``), or on the
+    whole plan (``address`` None). ``source`` is the rule's ``file:line``."""
+
+    rule: str
+    effect: str  # deny | require_approval | warn
+    address: str | None
+    message: str
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "effect": self.effect, "address": self.address, "message": self.message,
+                "source": self.source}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Verdict:
+        return cls(rule=str(data["rule"]), effect=str(data["effect"]), address=data.get("address"),
+                   message=str(data.get("message", "")), source=str(data.get("source", "")))
+
+
+@dataclass(frozen=True)
 class PlanOptions:
     allow_replace: bool = False
     rotate_secrets: bool = False
@@ -154,6 +177,8 @@ class PlanOptions:
     resend: tuple[str, ...] = ()
     variables: tuple[str, ...] = ()  # --var NAME=VALUE, as given (a variable is never a secret)
     var_files: tuple[str, ...] = ()  # --var-file paths, as given
+    excludes: tuple[str, ...] = ()  # --exclude address globs: neither planned nor pruned
+    policies: tuple[str, ...] = ()  # --policy paths, as given (apply PLANFILE loads them again)
     #: "auto": compare restrictions unless the key evidently cannot see them (plan, drift; see
     #: ``plan.restrictions.unseen_restrictions``); "compare": always (apply: it needs a key that may
     #: manage them); "skip": never (what a plan that left them out records, so apply and its
@@ -170,8 +195,10 @@ class PlanOptions:
         return {"allow_replace": self.allow_replace, "rotate_secrets": self.rotate_secrets, "prune": self.prune,
                 "allow_empty": self.allow_empty, "version_name": self.version_name, "targets": list(self.targets),
                 "rotate": list(self.rotate), "since": self.since, "resend": list(self.resend),
-                "variables": list(self.variables), "var_files": list(self.var_files),
-                "restrictions": self.restrictions}
+                "variables": list(self.variables), "var_files": list(self.var_files)} \
+            | ({"excludes": list(self.excludes)} if self.excludes else {}) \
+            | ({"policies": list(self.policies)} if self.policies else {}) \
+            | ({"restrictions": self.restrictions} if self.restrictions != "auto" else {})
 
     @classmethod
     def from_json(cls, opts: Mapping[str, Any]) -> PlanOptions:
@@ -187,6 +214,8 @@ class PlanOptions:
             resend=tuple(opts.get("resend", [])),
             variables=tuple(opts.get("variables", [])),
             var_files=tuple(opts.get("var_files", [])),
+            excludes=tuple(opts.get("excludes", [])),
+            policies=tuple(opts.get("policies", [])),
             restrictions=str(opts.get("restrictions", "auto")),
         )
 
@@ -204,6 +233,7 @@ class Plan:
     unmanaged: tuple[Unmanaged, ...] = ()  # undeclared, inside the ownership (not pruned by this plan)
     owner: str | None = None  # the Ownership document's name
     workdir: str = ""  # where a saved plan was made: relative ``manifests`` are found from there too
+    policy: tuple[Verdict, ...] = ()  # the policy rules that fired (``reconciler.policy``)
 
     def __iter__(self) -> Iterator[Operation]:
         return iter(self.operations)
@@ -236,7 +266,8 @@ class Plan:
             "manifests": list(self.manifests),
             "options": self.options.to_json(),
             "unmanaged": [u.to_json() for u in self.unmanaged],
-        } | ({"owner": self.owner} if self.owner else {}) | ({"workdir": self.workdir} if self.workdir else {})
+        } | ({"owner": self.owner} if self.owner else {}) | ({"workdir": self.workdir} if self.workdir else {}) \
+            | ({"policy": [v.to_json() for v in self.policy]} if self.policy else {})
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
@@ -255,4 +286,5 @@ class Plan:
             options=PlanOptions.from_json(data.get("options", {})),
             unmanaged=tuple(Unmanaged.from_json(u) for u in data.get("unmanaged", [])),
             owner=data.get("owner"),
+            policy=tuple(Verdict.from_json(v) for v in data.get("policy", [])),
         )

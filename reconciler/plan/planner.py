@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 
 from reconciler.errors import PlanError
 from reconciler.model import DesiredResource, LiveState, ManifestSet
-from reconciler.plan.context import Ctx, evaluator_doc, integration_doc
+from reconciler.plan.context import Ctx
 from reconciler.plan.datasets import plan_datasets
 from reconciler.plan.evaluators import plan_evaluators
 from reconciler.plan.integrations import plan_integrations
@@ -18,6 +17,7 @@ from reconciler.plan.pins import Fingerprints
 from reconciler.plan.prompts import plan_prompts
 from reconciler.plan.prune import plan_unmanaged
 from reconciler.plan.restrictions import plan_restrictions, restrictions_warning, unseen_restrictions
+from reconciler.plan.select import select
 
 #: Creates and updates run in this kind order (an evaluator after the integration it names);
 #: deletes run after everything else, in the reverse order.
@@ -25,31 +25,14 @@ KIND_ORDER = ("Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestrict
 DELETE_ORDER = ("Experiment", "ResourceRestriction", "Evaluator", "Prompt", "Dataset", "Integration")
 
 
-def select_targets(manifests: ManifestSet, targets: Iterable[str]) -> list[DesiredResource]:
-    """Resources named by ``--target KIND/NAME`` (or KIND/SPACE/NAME), plus what they depend on."""
-    wanted = set(targets)
-    chosen = [r for r in manifests if r.address in wanted or f"{r.kind}/{r.name}" in wanted]
-    unknown = wanted - {r.address for r in chosen} - {f"{r.kind}/{r.name}" for r in chosen}
-    if unknown:
-        import difflib
-
-        known = sorted({r.address for r in manifests} | {f"{r.kind}/{r.name}" for r in manifests})
-        hints = [f"{u} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(u, known, n=1, cutoff=0.6))
-                 else u for u in sorted(unknown)]
-        raise PlanError(f"--target names nothing in the manifests: {', '.join(hints)}")
-    needed = {evaluator_doc(r).template_config.llm_config.integration for r in chosen if r.kind == "Evaluator"}
-    extra = [r for r in manifests.of_kind("Integration")
-             if r.name in needed and integration_doc(r).type == "LLM" and r not in chosen]
-    return [r for r in manifests if r in chosen or r in extra]
-
-
 def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | None = None,
               now: datetime | None = None) -> Plan:
     options = options or PlanOptions()
     desired = list(manifests)
     warnings: list[str] = []
+    if options.targets or options.excludes:
+        desired = select(manifests, options.targets, options.excludes, live)
     if options.targets:
-        desired = select_targets(manifests, options.targets)
         warnings.append("--target limits this run to " + ", ".join(r.address for r in desired)
                         + "; the plan may be incomplete for everything else")
     ctx = Ctx(live=live, options=options, now=now or datetime.now(UTC), desired=desired, warnings=warnings,

@@ -30,6 +30,10 @@ def plan_unmanaged(desired: list[DesiredResource], ctx: Ctx, ownership: Ownershi
     """Record the unmanaged resources, or with ``--prune`` plan their deletion."""
     space_ids = _owned_space_ids(desired, ctx, ownership)
     found = unmanaged(desired, ctx, ownership, space_ids)
+    if ctx.options.excludes:  # left out of the run: neither listed nor pruned
+        from reconciler.plan.select import named_by
+
+        found = [u for u in found if not named_by(ctx.options.excludes, u.address, f"{u.kind}/{u.name}")]
     if not ctx.options.prune:
         ctx.unmanaged.extend(found)
         return

@@ -10,6 +10,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from reconciler.plan.model import KNOWN_AFTER_APPLY, REF_RE, Change, Operation, Plan
+from reconciler.plan.review import (
+    kind_table_markdown,
+    kind_table_text,
+    verdict_lines_markdown,
+    verdict_lines_text,
+)
 
 SYMBOLS = {"create": "+", "update": "~", "delete": "-", "replace": "-/+"}
 COLOURS = {"create": "green", "update": "yellow", "delete": "red", "replace": "magenta"}
@@ -152,9 +158,9 @@ def render_text(plan: Plan, colour: bool = False, verbose: bool = False, unmanag
         codes = {"green": "32", "yellow": "33", "red": "31", "magenta": "35"}
         return f"\x1b[{codes[COLOURS[action]]}m{text}\x1b[0m"
 
-    if plan.empty and not plan.unmanaged and not plan.warnings and not verbose:
+    if plan.empty and not plan.unmanaged and not plan.warnings and not verbose and not plan.policy:
         return in_sync_line(plan) + "\n"
-    lines: list[str] = []
+    lines: list[str] = kind_table_text(plan)
     if plan.empty:
         lines.append(empty_headline(plan, unmanaged_drift))
     for address, action, ops in _groups(plan):
@@ -177,6 +183,7 @@ def render_text(plan: Plan, colour: bool = False, verbose: bool = False, unmanag
         lines.append(unverified_line(plan))
         if verbose:
             lines.extend(f"  {s}" for s in plan.unverified_secrets)
+    lines.extend(verdict_lines_text(plan))
     lines.append(summary_line(plan))
     return "\n".join(lines) + "\n"
 
@@ -191,7 +198,8 @@ def _md_escape(text: str) -> str:
 
 def render_markdown(plan: Plan, unmanaged_drift: bool = False) -> str:
     s = plan.summary()
-    lines = ["### reconciler plan", "", "| create | update | delete | replace | unmanaged |",
+    lines = ["### reconciler plan", "", *verdict_lines_markdown(plan), *kind_table_markdown(plan),
+             "| create | update | delete | replace | unmanaged |",
              "|---:|---:|---:|---:|---:|",
              f"| {s['create']} | {s['update']} | {s['delete']} | {s['replace']} | {s['unmanaged']} |", ""]
     if plan.empty:

@@ -53,3 +53,37 @@ def stats(server: tuple[str, Any]) -> Callable[[], dict[str, int]]:
 @pytest.fixture
 def reset_stats(server: tuple[str, Any]) -> Callable[[], None]:
     return lambda: httpx.post(f"{server[0]}/_emulator/reset-stats").raise_for_status()
+
+
+@pytest.fixture(autouse=True)
+def plans_follow_the_schema(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every plan an end-to-end test makes (planned, rendered as JSON or saved) is checked against
+    ``reconciler schema --plan`` when the test ends."""
+    import json
+
+    import jsonschema
+
+    from reconciler import workflow
+    from reconciler.plan.model import Plan
+    from reconciler.plan.schema import plan_json_schema
+
+    seen: list[dict[str, Any]] = []
+    to_json, plan_against = Plan.to_json, workflow.plan_against
+
+    def recording_to_json(self: Plan) -> dict[str, Any]:
+        out = to_json(self)
+        seen.append(json.loads(json.dumps(out)))
+        return out
+
+    def recording_plan_against(*args: Any, **kw: Any) -> Any:
+        live, planned = plan_against(*args, **kw)
+        recording_to_json(planned)
+        return live, planned
+
+    monkeypatch.setattr(Plan, "to_json", recording_to_json)
+    monkeypatch.setattr(workflow, "plan_against", recording_plan_against)
+    yield seen
+    validator = jsonschema.Draft202012Validator(plan_json_schema())
+    for plan in seen:
+        errors = sorted(validator.iter_errors(plan), key=lambda e: list(e.absolute_path))
+        assert not errors, [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:5]]

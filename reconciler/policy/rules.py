@@ -1,0 +1,347 @@
+"""``kind: Policy`` documents (product.md section 9): their model, and their rules compiled once.
+
+A Policy document is validated like every manifest (``FILE:LINE:COL: PATH: message``), then each
+rule's CEL ``condition`` is parsed by cel-python (``celpy``) and checked before any request:
+
+- a syntax error, at the expression's line;
+- a variable other than ``op``, ``before``, ``after`` and ``plan`` (and the ones a macro binds:
+  ``op.changes.exists(c, ...)``), or an unknown function;
+- a member selection that names no field: ``before``/``after`` against the manifest models of the
+  kinds the rule matches (all kinds when it names none), ``op`` and ``plan`` against their fixed shape.
+
+A ``fields`` glob that can never match a manifest field of the matched kinds is refused too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import MISSING, AfterValidator, Field, StringConstraints, ValidationError
+
+from reconciler.manifests.messages import Ctx, report, show, suggest
+from reconciler.manifests.models import Doc, Required, Strict, _unique
+from reconciler.manifests.yamlload import Problem, YamlDocument
+from reconciler.model import KINDS, SPACED_KINDS
+from reconciler.policy import fields as F
+
+EFFECTS = ("deny", "require_approval", "warn")
+RULE_ACTIONS = ("create", "update", "delete", "replace")
+MATCH_KINDS = (*KINDS, "Experiment")
+VARIABLES = ("op", "before", "after", "plan")
+#: ``op`` as CEL sees it; ``changes`` items are {path, before, after}.
+OP_TREE: F.FieldTree = {"action": F.LEAF, "kind": F.LEAF, "name": F.LEAF, "space": F.LEAF, "address": F.LEAF,
+                        "changes": {F.LIST: {"path": F.LEAF, "before": F.ANY, "after": F.ANY}}}
+#: ``plan`` as CEL sees it: the summary's counts.
+SUMMARY_KEYS = (*RULE_ACTIONS, "unmanaged", "ignored")
+PLAN_TREE: F.FieldTree = {"summary": {k: F.LEAF for k in SUMMARY_KEYS}}
+#: Macros binding a variable in their first argument (``list.exists(x, x > 1)``).
+BINDING_MACROS = ("all", "exists", "exists_one", "map", "filter")
+#: Global functions and macros CEL offers (cel-python's base functions, ``has`` and ``dyn``).
+_FUNCTIONS = ("has", "dyn", "size", "int", "uint", "double", "string", "bytes", "bool", "list", "map", "type",
+              "duration", "timestamp", "matches", "contains", "startsWith", "endsWith", "null_type")
+
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+
+
+def _address_globs(globs: list[str]) -> list[str]:
+    from reconciler.manifests.models import problem
+
+    for i, glob in enumerate(globs):
+        kind, sep, rest = glob.partition("/")
+        if not sep or not rest:
+            raise problem("an address glob is KIND/NAME (KIND/SPACE/NAME for " + ", ".join(SPACED_KINDS)
+                          + "), e.g. Integration/*-prod", i)
+    return globs
+
+
+class Match(Strict):
+    """What a rule applies to: every condition given must hold."""
+
+    actions: Annotated[list[Literal["create", "update", "delete", "replace"]], AfterValidator(_unique)] | MISSING = Doc(
+        "Actions of the operation: create, update, delete, replace.")
+    kinds: Annotated[list[Literal[MATCH_KINDS]], AfterValidator(_unique)] | MISSING = Doc(  # type: ignore[valid-type]
+        "Kinds of the resource.")
+    addresses: Annotated[list[NonEmpty], AfterValidator(_address_globs)] | MISSING = Doc(
+        "Address globs: KIND/NAME or KIND/SPACE/NAME (* ? [..]).")
+    fields: list[NonEmpty] | MISSING = Doc(
+        "Field-path globs (dotted manifest names, * one segment): a change must touch one.")
+
+
+class Rule(Strict):
+    """One rule: match, an optional CEL condition, an effect."""
+
+    name: NonEmpty = Required("The rule's name (what --approve names); unique across policies.")
+    match: Match | MISSING = Doc("What the rule applies to.")
+    condition: NonEmpty | MISSING = Doc("A CEL expression over op, before, after and plan.")
+    effect: Literal["deny", "require_approval", "warn"] = Required("deny, require_approval or warn.")
+    message: str | MISSING = Doc("What the verdict says.")
+
+
+class Policy(Strict):
+    """A set of rules evaluated on every plan."""
+
+    refused = {"space": "'space' does not apply to Policy"}
+    kind: Literal["Policy"] = Required("The document's kind.")
+    name: NonEmpty = Required("The policy's name.")
+    rules: list[Rule] = Field(description="The rules.", min_length=1)
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """A rule ready to evaluate. ``uses``: the CEL variables its condition reads; ``plan_only``: a
+    rule with no ``match`` whose condition reads only ``plan`` (it fires once for the plan)."""
+
+    name: str
+    policy: str
+    effect: str
+    message: str
+    source: str  # FILE:LINE of the rule
+    actions: frozenset[str] = frozenset()
+    kinds: frozenset[str] = frozenset()
+    addresses: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    condition: str | None = None
+    program: Any = field(default=None, compare=False, repr=False)
+    uses: frozenset[str] = frozenset()
+    #: per variable, the first-level fields the condition selects (None: the value is used whole), so
+    #: that only those are converted to CEL (a dataset's examples are not, unless asked for)
+    selects: Mapping[str, frozenset[str] | None] = field(default_factory=dict, compare=False)
+
+    @property
+    def plan_only(self) -> bool:
+        return (self.condition is not None and not (self.actions or self.kinds or self.addresses or self.fields)
+                and self.uses <= {"plan"})
+
+
+def _environment() -> Any:
+    import celpy
+
+    return celpy.Environment()
+
+
+def _members(tree: Any) -> Iterator[tuple[list[str], Any]]:
+    """Each member chain rooted at an identifier: (['before', 'experiment_retention', 'keep_last'],
+    the node of the last selection), outermost chains only."""
+    from lark import Token, Tree
+
+    def chain(node: Any) -> list[str] | None:
+        if not isinstance(node, Tree):
+            return None
+        if node.data == "member" and len(node.children) == 1:
+            return chain(node.children[0])
+        if node.data == "primary" and len(node.children) == 1:
+            return chain(node.children[0])
+        if node.data == "ident" and isinstance(node.children[0], Token):
+            return [str(node.children[0])]
+        if node.data == "member_dot":
+            base = chain(node.children[0])
+            return None if base is None else [*base, str(node.children[1])]
+        return None
+
+    def walk(node: Any) -> Iterator[tuple[list[str], Any]]:
+        if not isinstance(node, Tree):
+            return
+        if node.data == "member_dot":
+            found = chain(node)
+            if found is not None:
+                yield found, node
+                return
+        yield from (m for child in node.children for m in walk(child))
+
+    yield from walk(tree)
+
+
+def _selections(ast: Any) -> dict[str, frozenset[str] | None]:
+    """For each variable, the first-level fields its member chains select; None where the variable is
+    also used whole (``before == after``, ``before['x']``, a macro over it)."""
+    idents: dict[str, int] = {}
+    for node in ast.iter_subtrees():
+        if node.data == "ident":
+            idents[str(node.children[0])] = idents.get(str(node.children[0]), 0) + 1
+    chains: dict[str, list[str]] = {}
+    for chain, _ in _members(ast):
+        chains.setdefault(chain[0], []).append(chain[1])
+    return {name: frozenset(chains.get(name, ())) if len(chains.get(name, ())) == count else None
+            for name, count in idents.items() if name in VARIABLES}
+
+
+def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, frozenset[str]]:
+    """Compile ``text``; ``say(message, line_offset, column)`` reports each problem. Returns the
+    program (None after a problem) and the variables the condition reads."""
+    from celpy.celparser import CELParseError
+    from lark import Token, Tree
+
+    env = _environment()
+    try:
+        ast = env.compile(text)
+    except CELParseError as exc:
+        lines = text.splitlines() or [""]
+        line, column = exc.line or 1, exc.column or 1
+        near = lines[min(line, len(lines)) - 1][column - 1:column + 19]
+        say(f"condition is not valid CEL: unexpected {near!r} at line {line}, column {column} of the expression"
+            if near else "condition is not valid CEL: the expression ends too early", line - 1, column)
+        return None, frozenset()
+    bound: set[str] = set()
+    for node in ast.iter_subtrees():
+        if node.data == "member_dot_arg" and str(node.children[1]) in BINDING_MACROS and len(node.children) > 2:
+            args = node.children[2]
+            first = next(iter(args.children), None) if isinstance(args, Tree) else None
+            tokens = list(first.scan_values(lambda v: isinstance(v, Token))) if first is not None else []
+            if len(tokens) == 1:
+                bound.add(str(tokens[0]))
+    problems = 0
+    uses: set[str] = set()
+
+    def line_of(node: Any) -> tuple[int, int]:
+        meta = getattr(node, "meta", None)
+        if meta is None or meta.empty:
+            return 0, 1
+        return meta.line - 1, meta.column
+
+    for node in ast.iter_subtrees():
+        if node.data == "ident":
+            ident = str(node.children[0])
+            if ident in VARIABLES:
+                uses.add(ident)
+            elif ident not in bound:
+                hint = suggest(ident, VARIABLES)
+                say(f"unknown variable '{ident}' in condition; CEL sees op, before, after and plan"
+                    + (f" (did you mean '{hint}'?)" if hint else ""), *line_of(node))
+                problems += 1
+        elif node.data == "ident_arg":
+            function = str(node.children[0])
+            if function not in _FUNCTIONS:
+                say(f"unknown function '{function}' in condition", *line_of(node))
+                problems += 1
+    for chain, node in _members(ast):
+        root, path = chain[0], chain[1:]
+        if root in ("before", "after"):
+            ok = F.path_exists(path, kinds)
+            known = "any kind" if set(kinds) == set(F.all_kinds()) else ", ".join(kinds)
+            what = f"no field '{'.'.join(path)}' in the manifests of {known}"
+        elif root in ("op", "plan"):
+            tree = OP_TREE if root == "op" else PLAN_TREE
+            ok = _in_tree(path, tree)
+            what = f"'{root}' has no field '{'.'.join(path)}'"
+        else:
+            continue
+        if not ok:
+            say(f"{what} ({root}.{'.'.join(path)} in condition)", *line_of(node))
+            problems += 1
+    if problems:
+        return None, frozenset(uses)
+    return env.program(ast), frozenset(uses)
+
+
+def _in_tree(path: Sequence[str], tree: F.FieldTree) -> bool:
+    level = tree
+    for name in path:
+        if level == F.ANY or (isinstance(level, dict) and F.LIST in level):
+            return True
+        if not isinstance(level, dict) or name not in level:
+            return False
+        level = level[name]
+    return True
+
+
+def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) -> list[CompiledRule]:
+    """The rules of one Policy document; every problem is appended at its ``file:line``."""
+    ctx = Ctx(doc.file, doc.marks, problems, base_dir, lambda: f"Policy/{doc.value.get('name', '?')}", doc.refused)
+    before = len(problems)
+    try:
+        policy: Policy | None = Policy.model_validate(doc.value)
+    except ValidationError as exc:
+        report(exc, Policy, ctx)
+        policy = None
+    rules: list[CompiledRule] = []
+    for i, rule in _valid_rules(policy, doc.value):
+        at = ("rules", i)
+        match = rule.match if rule.match is not MISSING else Match()
+        kinds = tuple(match.kinds) if match.kinds is not MISSING else F.all_kinds()
+        if rule.condition is MISSING and rule.match is MISSING:
+            ctx.problem(at, "a rule needs a match, a condition or both", key=True)
+            continue
+        if match.fields is not MISSING:
+            for j, glob in enumerate(match.fields):
+                if not F.glob_can_match(glob, kinds):
+                    known = "any kind" if set(kinds) == set(F.all_kinds()) else ", ".join(kinds)
+                    ctx.problem((*at, "match", "fields", j), f"'{glob}' matches no manifest field of "
+                                + known + " (field paths are dotted manifest names; * is one segment)")
+        program, uses, selects = None, frozenset[str](), {}
+        if rule.condition is not MISSING:
+            line, column = ctx.mark((*at, "condition"))
+            block = "\n" in rule.condition  # a block scalar (| or >) starts on the line after its key
+
+            def say(message: str, line_offset: int, col: int, line: int = line, column: int = column, i: int = i,
+                    block: bool = block) -> None:
+                shown_col = col if (block or line_offset) else column + col - 1
+                problems.append(Problem(doc.file, line + line_offset + (1 if block else 0), shown_col,
+                                        show(("rules", i, "condition")), message))
+
+            program, uses = _check_condition(rule.condition, kinds, say)
+            selects = _selections(program.ast) if program is not None else {}
+        line = ctx.mark(at, key=True)[0]
+        rules.append(CompiledRule(
+            name=rule.name, policy=str(doc.value.get("name")), effect=rule.effect,
+            message=rule.message if rule.message is not MISSING else "", source=f"{doc.file}:{line}",
+            actions=frozenset(match.actions) if match.actions is not MISSING else frozenset(),
+            kinds=frozenset(match.kinds) if match.kinds is not MISSING else frozenset(),
+            addresses=tuple(match.addresses) if match.addresses is not MISSING else (),
+            fields=tuple(match.fields) if match.fields is not MISSING else (),
+            condition=rule.condition if rule.condition is not MISSING else None, program=program, uses=uses,
+            selects=selects))
+    return rules if len(problems) == before else []
+
+
+def _valid_rules(policy: Policy | None, value: Any) -> Iterator[tuple[int, Rule]]:
+    """The rules to check further: all of a valid policy; else each one that is valid alone (its
+    problems are reported already), so one bad rule does not hide the others' problems."""
+    if policy is not None:
+        yield from enumerate(policy.rules)
+        return
+    raw = value.get("rules") if isinstance(value, dict) else None
+    for i, item in enumerate(raw if isinstance(raw, list) else []):
+        try:
+            yield i, Rule.model_validate(item)
+        except ValidationError:
+            continue
+
+
+def check_names(rules: Iterable[CompiledRule], problems: list[Problem]) -> None:
+    """Rule names are unique across every policy (``--approve`` names a rule)."""
+    seen: dict[str, CompiledRule] = {}
+    for rule in rules:
+        first = seen.setdefault(rule.name, rule)
+        if first is not rule:
+            file, _, line = rule.source.rpartition(":")
+            problems.append(Problem(file, int(line), 1, "name",
+                                    f"rule '{rule.name}' is already defined at {first.source}; rule names are unique"))
+
+
+def policy_documents(paths: Sequence[str], problems: list[Problem]) -> list[tuple[YamlDocument, str]]:
+    """The documents of ``--policy PATH`` (files, or directories of ``*.yaml``): Policy documents
+    only, anything else is a problem at its line."""
+    from reconciler.manifests.loader import manifest_files
+    from reconciler.manifests.yamlload import parse_documents, read_file
+
+    docs: list[tuple[YamlDocument, str]] = []
+    for f in manifest_files(paths, problems):
+        if f == "-":
+            problems.append(Problem("-", 1, 1, "--policy", "a policy is a file or a directory, not standard input"))
+            continue
+        text = read_file(f, f, problems)
+        if text is None:
+            continue
+        for doc in parse_documents(text, f, problems):
+            kind = doc.value.get("kind") if isinstance(doc.value, dict) else None
+            if kind != "Policy":
+                problems.append(Problem(doc.file, doc.line, doc.column, doc.label(),
+                                        "--policy takes Policy documents only (kind: Policy), got "
+                                        + (f"kind {kind}" if isinstance(kind, str) and kind.isidentifier()
+                                           else "another document")))
+                continue
+            docs.append((doc, os.path.dirname(os.path.abspath(f))))
+    return docs
