@@ -264,7 +264,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
          quiet: bool, rehearse: bool, **kw: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
-    from reconciler.workflow import check_plan_secrets, connect, plan_against, prepare_options
+    from reconciler.workflow import connect, plan_against, prepare_options
 
     options = _options(kw)
     conn = _connection(kw)
@@ -279,8 +279,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client, \
             _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
-    _report_read(verbose, live)
-    check_plan_secrets(result, manifests)
+    _report_read(verbose, live)  # no secret is resolved: the plan shows and saves references only
     rehearsal = _rehearse(result, live, manifests, conn.parallelism) if rehearse else None
     if not (quiet and _nothing_to_say(result)) or (rehearsal is not None and not rehearsal.ok):
         click.echo(_rendered(render(result, fmt, colour=_colour(), verbose=verbose), fmt, rehearsal), nl=False)
@@ -330,7 +329,7 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
     _report_read(verbose, live)
     drifted = not result.empty or bool(prune and result.unmanaged)
     if drifted or not (quiet and _nothing_to_say(result)):
-        click.echo(render(result, fmt, colour=_colour(), verbose=verbose), nl=False)
+        click.echo(render(result, fmt, colour=_colour(), verbose=verbose, unmanaged_drift=prune), nl=False)
     sys.exit(2 if drifted else 0)
 
 
@@ -371,8 +370,8 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
                                              options.policies)  # refused before any request
     if not auto_approve and not from_file and not sys.stdin.isatty():  # before any request or plan is shown
         raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
-    if manifests is not None:
-        options = prepare_options(manifests, options)
+    if manifests is not None:  # it writes, so its key may manage restrictions: they are always compared
+        options = prepare_options(manifests, replace(options, restrictions="compare"))
         check_approvals_known(approvals, manifests.policies)
     if from_file:  # checked whole before any request: a plan file may come from elsewhere (docs/security.md)
         planned = read_plan_file(paths[0])

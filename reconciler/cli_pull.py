@@ -79,6 +79,8 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
         click.echo(result.diff(), nl=False)
     for line in exported:
         click.echo(line)
+    for w in result.warnings:
+        click.echo(f"Warning: {w}", err=True)
     for n in result.not_written:
         click.echo(f"Not written: {n}", err=True)
     for c in result.conflicts:

@@ -10,6 +10,7 @@ not re-sent unless ``--rotate-secrets``.
 
 from __future__ import annotations
 
+import glob
 import json
 import re
 from collections.abc import Mapping
@@ -139,6 +140,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     """Write the manifests (only those of ``addresses``, KIND/NAME or KIND/SPACE/NAME, when given);
     returns one line per file written."""
     wanted = set(addresses or ())
+    by_space = bool(spaces) and not wanted  # --space: that space's tree, with its Ownership
     if wanted and not spaces:  # the spaces the addresses name are enough to read
         spaces = sorted({a.split("/")[1] for a in wanted if a.count("/") == 2})
     first = read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset()))
@@ -189,7 +191,10 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
 
     notes: list[str] = []
     integrations = []
+    used = _used_integrations(live, chosen) if by_space else None
     for _, obj in sorted(live.integrations.items()):
+        if used is not None and obj.id not in used:
+            continue  # --space: only the integrations its evaluators use, never another team's
         doc_env: list[str] = []
         doc_notes: list[str] = []
         doc = integration_manifest(obj.raw(), doc_env, doc_notes)
@@ -198,10 +203,15 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
             env.extend(doc_env)
             notes.extend(doc_notes)
     write("integrations.yaml", integrations)
-    restrictions = [{"kind": "ResourceRestriction", "name": f"{t.lower()}-{rid}", "resource_type": t,
-                     "resource_id": rid} for (t, rid) in sorted(live.restrictions) if t in ("PROJECT", "DASHBOARD")]
-    write("restrictions.yaml", restrictions)
-    space_dirs = Unique({"integrations.yaml", "restrictions.yaml", "secrets.env.example"})
+    if by_space:  # what the exported tree owns: its spaces and the integrations written, by exact name
+        write("ownership.yaml", [{"kind": "Ownership", "name": "-".join(chosen), "spaces": list(chosen),
+                                  "integrations": sorted({glob.escape(str(d["name"])) for d in integrations})}])
+    else:  # projects and dashboards are account-wide: a space's export leaves them to their owner
+        restrictions = [{"kind": "ResourceRestriction", "name": f"{t.lower()}-{rid}", "resource_type": t,
+                         "resource_id": rid} for (t, rid) in sorted(live.restrictions)
+                        if t in ("PROJECT", "DASHBOARD")]
+        write("restrictions.yaml", restrictions)
+    space_dirs = Unique({"integrations.yaml", "restrictions.yaml", "ownership.yaml", "secrets.env.example"})
     for space in chosen:
         sid = live.space_id(space)
         if sid is None:
@@ -247,6 +257,13 @@ class Unique:
         return candidate
 
 
+def _used_integrations(live: LiveState, spaces: list[str]) -> set[str]:
+    """Ids of the integrations the evaluators of ``spaces`` use (their latest version's)."""
+    ids = {sid for s in spaces if (sid := live.space_id(s)) is not None}
+    return {e.latest.integration_id for (sid, _), e in live.evaluators.items()
+            if sid in ids and e.latest is not None and e.latest.integration_id}
+
+
 def _all_addresses(live: LiveState, spaces: list[str]) -> list[str]:
     found = [f"Integration/{name}" for (_, name) in live.integrations]
     found += [f"ResourceRestriction/{t.lower()}-{rid}" for (t, rid) in live.restrictions if t in ("PROJECT", "DASHBOARD")]
@@ -264,7 +281,8 @@ def _prompts(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
         doc: dict[str, Any] = {"kind": "Prompt", "space": space, "name": name}
         if p.prompt.description is not None:
             doc["description"] = p.prompt.description
-        doc["restricted"] = ("PROMPT", p.id) in live.restrictions
+        if live.restrictions:  # none visible: a read-only key sees none, so restricted is left unmanaged
+            doc["restricted"] = ("PROMPT", p.id) in live.restrictions
         if p.latest:
             version: dict[str, Any] = {"commit_message": p.latest.commit_message or "exported"}
             version.update({f: value for f in VERSION_FIELDS if (value := getattr(p.latest, f)) is not None})

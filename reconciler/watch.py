@@ -39,7 +39,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -200,7 +200,8 @@ class Watcher:
             return False, False
         outcome = "ok" if self.last_error is None else "manifest_error"
         try:
-            live, plan = plan_against(manifests, client, prepare_options(manifests, self.config.options))
+            options = replace(self.config.options, restrictions="compare") if self.config.apply else self.config.options
+            live, plan = plan_against(manifests, client, prepare_options(manifests, options))
             found = self.t.observe_plan(manifests, plan)
             self._report_plan(n, plan, found["drifted"])
             left = found["drifted"]

@@ -15,7 +15,7 @@ from reconciler.apply.resolve import lookup
 from reconciler.client.http import ApiClient, open_client
 from reconciler.client.live import read_integration_users, read_live
 from reconciler.client.settings import DEFAULT_PARALLELISM, read_api_key, resolve_endpoint
-from reconciler.errors import ApplyError, ConfigError, ManifestError, PlanError, SecretError
+from reconciler.errors import ApplyError, ConfigError, PlanError, SecretError
 from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.context import parse_secret_spec
 from reconciler.plan.model import REF_RE, Operation, Plan, PlanOptions
@@ -55,7 +55,7 @@ def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[st
 def load(paths: Sequence[str], stdin: TextIO | None = None, *, var_assignments: Sequence[str] = (),
          var_files: Sequence[str] = (), policy_paths: Sequence[str] = ()) -> ManifestSet:
     """Manifests, validated, with their variables and policies (the tree's and ``--policy``'s).
-    Secrets are not read: a plan resolves only what it sends (``check_plan_secrets``)."""
+    Secrets are not read: only apply resolves what it sends (``check_plan_secrets``)."""
     from reconciler.manifests import load_manifests
 
     return load_manifests(paths, stdin=stdin, var_assignments=var_assignments, var_files=var_files,
@@ -83,10 +83,11 @@ def prepare_options(manifests: ManifestSet, options: PlanOptions) -> PlanOptions
 
 
 def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
-    """Every secret the plan sends must resolve (an unset variable, a missing or empty file, an
-    oversized header map are problems at their ``file:line``); a secret it does not send is never
-    read, so a pull-request plan needs no production secret."""
-    from reconciler.manifests import check_secrets
+    """Before ``apply`` sends anything: every secret the plan sends must resolve. An unset variable,
+    a missing or empty file, an oversized header map is a ``SecretError`` naming the variable (or
+    file) and every ``file:line`` that uses it. ``plan`` and ``drift`` never call this: they show
+    references, never values, so a pull-request plan needs no production secret."""
+    from reconciler.manifests.secrets import secret_problems, unresolved_secrets_message
 
     def dotted(pointer: str) -> str:
         return pointer.lstrip("/").replace("/", ".")
@@ -98,20 +99,29 @@ def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
     if not sent:
         return
     if manifests is None:
-        problems = []
+        failures: dict[str, list[str]] = {}
         for op in plan:
             for pointer, spec in sorted(op.secrets.items()):
                 try:
                     parse_secret_spec(spec).resolve()
                 except SecretError as exc:
-                    problems.append(f"{op.address}: {dotted(pointer)}: {exc.message}")
-    else:
-        def wanted(address: str, path: str) -> bool:  # the path, or a header map holding one
-            return any(p == path or p.startswith(path + ".") for p in sent.get(address, ()))
+                    failures.setdefault(exc.message, []).append(f"{op.address} ({dotted(pointer)})")
+        if failures:
+            n = len(failures)
+            raise SecretError(f"cannot apply: {n} secret{'s' if n != 1 else ''} the plan sends "
+                              f"{'do' if n != 1 else 'does'} not resolve (nothing was sent):\n" + "\n".join(
+                                  f"  {message}; used by {', '.join(uses)}" for message, uses in failures.items()))
+        return
 
-        problems = check_secrets(manifests, only=wanted)
+    def wanted(address: str, path: str) -> bool:  # the path, or a header map holding one
+        return any(p == path or p.startswith(path + ".") for p in sent.get(address, ()))
+
+    # every use of a reference that fails is named, sent by this plan or not: the fix is in all of them
+    failing = {ref for ref, _ in secret_problems(manifests, only=wanted) if ref is not None}
+    problems = [(ref, p) for ref, p in secret_problems(manifests) if ref in failing] + [
+        (ref, p) for ref, p in secret_problems(manifests, only=wanted) if ref is None]
     if problems:
-        raise ManifestError(problems)
+        raise SecretError(unresolved_secrets_message(problems))
 
 
 def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:

@@ -6,8 +6,8 @@ it is the space the resource lives in, which decides who may see and manage the 
 
 Who may do what:
 
-- admin keys list, create and delete every restriction; the reader key lists every restriction
-  and may not write (403);
+- admin keys list, create and delete every restriction; the reader key may manage none, so (spec
+  4.2 rule 1) it lists none, and may not write (403);
 - a space-scoped key (``settings.space_keys``) lists only the restrictions of resources in its
   own space and creates or deletes only those (403 for a resource in another space). As the
   service does, the list is filtered AFTER a page is read (``core.page(visible=...)``), so a page

@@ -223,6 +223,14 @@ def ownership_of(resources: list[DesiredResource], problems: list[Problem]) -> O
             problems.append(Problem(here.file, here.line, here.column, r.address,
                                     f"{why}, outside the ownership '{owner.name}' ({at.file}:{at.line}); "
                                     "a tree owns what it declares: add it to the Ownership document"))
+        for i, alias in enumerate(r.aliases):  # an alias is a declared name: a rename may not cross the ownership
+            if r.kind == "Integration" and not owner.owns_integration(alias):
+                here = _where(r, f"aliases.{i}")
+                problems.append(Problem(here.file, here.line, here.column, f"aliases[{i}]",
+                                        f"alias '{alias}' matches no glob of 'integrations', outside the ownership "
+                                        f"'{owner.name}' ({at.file}:{at.line}); renaming it would take over "
+                                        "another tree's integration: add it to the Ownership document or "
+                                        "remove the alias"))
     return owner
 
 

@@ -91,10 +91,20 @@ def to_body(value: Any, pointer: str, secrets: dict[str, str]) -> Any:
     return value
 
 
+def sensitive_ref(ref: SecretRef) -> str:
+    """How a plan's changes show a secret it sends: ``(sensitive, env:NAME)``, the reference and
+    never the value (a plan resolves none)."""
+    return f"(sensitive, {secret_spec(ref)})"
+
+
+def is_sensitive(value: Any) -> bool:
+    return isinstance(value, str) and (value == SENSITIVE or value.startswith("(sensitive, "))
+
+
 def shown(value: Any) -> Any:
-    """A manifest value as a plan shows it (secrets masked)."""
+    """A manifest value as a plan shows it (secrets as their reference, never a value)."""
     if isinstance(value, SecretRef):
-        return SENSITIVE
+        return sensitive_ref(value)
     if isinstance(value, dict):
         return {k: shown(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -121,6 +131,7 @@ class Ctx:
     unmanaged: list[Unmanaged] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # address -> the alias it is renamed from
     original: LiveState | None = None  # the live state read (``live`` may be a renamed view of it)
+    restrictions_hidden: bool = False  # the key cannot see restrictions: they are not compared
 
     def add(self, op: Operation) -> Operation:
         self.ops.append(op)

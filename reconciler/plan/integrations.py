@@ -17,7 +17,7 @@ from pydantic import MISSING
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveIntegration
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import Ctx, integration_doc, op_id, shown, to_body
+from reconciler.plan.context import Ctx, integration_doc, is_sensitive, op_id, shown, to_body
 from reconciler.plan.model import SENSITIVE, Change, Operation
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
 
@@ -165,7 +165,7 @@ def _write_only_reason(r: DesiredResource, ctx: Ctx, changes: list[Change]) -> s
         return f"write-only {', '.join(resent)}: declaration changed since {ctx.options.since}"
     if ctx.options.rotate_secrets:
         return None
-    if r.address in ctx.options.rotate and any(c.after == SENSITIVE or c.path.endswith("headers") for c in changes):
+    if r.address in ctx.options.rotate and any(is_sensitive(c.after) or c.path.endswith("headers") for c in changes):
         return "secrets sent: --rotate"
     return None
 

@@ -51,6 +51,16 @@ def apply_renames(desired: list[DesiredResource], ctx: Ctx) -> None:
     ctx.live = view
 
 
+def protect_glob_matches(glob: str, address: str, kind: str, name: str) -> bool:
+    """A protect glob names a resource the way it is written: ``KIND/SPACE/NAME`` (two slashes) is
+    matched against the address of a resource in a space, ``KIND/NAME`` against the kind and name
+    (any space). Matched by form, because ``*`` crosses ``/``: ``Prompt/su*`` names prompts whose
+    name starts with su, not every prompt of the space support."""
+    if glob.count("/") >= 2:
+        return address.count("/") >= 2 and fnmatchcase(address, glob)
+    return fnmatchcase(f"{kind}/{name}", glob)
+
+
 def protected_by(address: str, kind: str, name: str, resource: DesiredResource | None,
                  ownership: Ownership | None) -> str | None:
     """Where the protection of a resource is written (``file:line``), or None when it has none."""
@@ -58,7 +68,7 @@ def protected_by(address: str, kind: str, name: str, resource: DesiredResource |
         return str(resource.source("protect") or resource.address)
     if ownership is not None:
         for i, glob in enumerate(ownership.protect):
-            if fnmatchcase(address, glob) or fnmatchcase(f"{kind}/{name}", glob):
+            if protect_glob_matches(glob, address, kind, name):
                 where = ownership.source(f"protect.{i}")
                 return str(where) if where else f"Ownership {ownership.name}: protect {glob}"
     return None

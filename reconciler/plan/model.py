@@ -201,6 +201,11 @@ class PlanOptions:
     var_files: tuple[str, ...] = ()  # --var-file paths, as given
     excludes: tuple[str, ...] = ()  # --exclude address globs: neither planned nor pruned
     policies: tuple[str, ...] = ()  # --policy paths, as given (apply PLANFILE loads them again)
+    #: "auto": compare restrictions unless the key evidently cannot see them (plan, drift; see
+    #: ``plan.restrictions.unseen_restrictions``); "compare": always (apply: it needs a key that may
+    #: manage them); "skip": never (what a plan that left them out records, so apply and its
+    #: convergence check leave them out too)
+    restrictions: str = "auto"
 
     def rotates(self, address: str) -> bool:
         return self.rotate_secrets or address in self.rotate
@@ -214,7 +219,8 @@ class PlanOptions:
                 "rotate": list(self.rotate), "since": self.since, "resend": list(self.resend),
                 "variables": list(self.variables), "var_files": list(self.var_files)} \
             | ({"excludes": list(self.excludes)} if self.excludes else {}) \
-            | ({"policies": list(self.policies)} if self.policies else {})
+            | ({"policies": list(self.policies)} if self.policies else {}) \
+            | ({"restrictions": self.restrictions} if self.restrictions != "auto" else {})
 
     @classmethod
     def from_json(cls, opts: Mapping[str, Any]) -> PlanOptions:
@@ -232,6 +238,7 @@ class PlanOptions:
             var_files=tuple(opts.get("var_files", [])),
             excludes=tuple(opts.get("excludes", [])),
             policies=tuple(opts.get("policies", [])),
+            restrictions=str(opts.get("restrictions", "auto")),
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from reconciler.errors import PlanError
@@ -16,7 +17,7 @@ from reconciler.plan.model import Operation, Plan, PlanOptions
 from reconciler.plan.pins import Fingerprints
 from reconciler.plan.prompts import plan_prompts
 from reconciler.plan.prune import plan_unmanaged
-from reconciler.plan.restrictions import plan_restrictions
+from reconciler.plan.restrictions import plan_restrictions, restrictions_warning, unseen_restrictions
 from reconciler.plan.select import select
 
 #: Creates and updates run in this kind order (an evaluator after the integration it names);
@@ -41,6 +42,12 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
     apply_renames(desired, ctx)
     desired, ignored = apply_ignores(desired, ctx.live, manifests.ownership)
     ctx.warnings.extend(unmatched_warnings(desired, manifests.ownership))
+    unseen = unseen_restrictions(desired, ctx)
+    if unseen or options.restrictions == "skip":
+        ctx.restrictions_hidden = True
+        options = ctx.options = replace(options, restrictions="skip")  # recorded: apply leaves them out too
+        if unseen:
+            ctx.warnings.append(restrictions_warning(unseen))
     by_kind = {k: [r for r in desired if r.kind == k] for k in KIND_ORDER}
     plan_integrations(by_kind["Integration"], ctx)
     plan_prompts(by_kind["Prompt"], ctx)

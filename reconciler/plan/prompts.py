@@ -101,7 +101,7 @@ def _update(r: DesiredResource, ctx: Ctx, live: LivePrompt) -> None:
         if missing:  # the manifest's labels must be there; others the version carries stay
             ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{latest.id}/labels", body={"labels": have + missing},
                    changes=[ctx.change(r, "version.labels", have, have + missing)])
-    if doc.restricted is not MISSING:
+    if doc.restricted is not MISSING and not ctx.restrictions_hidden:
         restricted = ("PROMPT", prompt_id) in ctx.live.restrictions
         if doc.restricted and not restricted:
             ctx.op(r, "restrict", "POST", "/v2/resource-restrictions", body={"resource_id": prompt_id},

@@ -8,7 +8,7 @@ the kinds its manifests use in the spaces they name, and nothing account-wide: `
 how to declare ownership instead of deleting another team's integrations.
 
 ``--prune`` is refused when it would delete every live resource of a kind (in any one space, for
-the spaced kinds), unless ``--allow-empty``.
+the spaced kinds), unless ``--allow-empty``; a protected resource, which prune keeps, counts as kept.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from reconciler.model import SPACED_KINDS, DesiredResource, LiveDataset, LiveEvaluator, LivePrompt, Ownership
 from reconciler.plan.context import Ctx, restriction_doc
+from reconciler.plan.lifecycle import protected_by
 from reconciler.plan.model import Change, Operation, Unmanaged
 
 PRUNABLE_RESTRICTIONS = ("PROJECT", "DASHBOARD")
@@ -44,7 +45,9 @@ def plan_unmanaged(desired: list[DesiredResource], ctx: Ctx, ownership: Ownershi
         items = [u for u in found if u.kind == kind]
         if not items:
             continue
-        emptied = _emptied(ctx, kind, items, space_ids)
+        # what prune keeps (protected: ``lifecycle.protect`` drops its delete) is not counted as deleted
+        going = [u for u in items if protected_by(u.address, u.kind, u.name, None, ownership) is None]
+        emptied = _emptied(ctx, kind, going, space_ids) if going else ""
         if not ctx.options.allow_empty and emptied:
             ctx.errors.append(f"--prune would delete every live {kind} {emptied}; pass --allow-empty if that is "
                               "intended")

@@ -127,6 +127,18 @@ def _change_line(c: Change, diff: list[str] | None) -> str:
     return f"{path}: {_fmt(c.before)} -> {_fmt(c.after)}{src}"
 
 
+def empty_headline(plan: Plan, unmanaged_drift: bool = False) -> str:
+    """The first line of a plan with no operation but something to list: one headline that says
+    what is true. Unmanaged resources are drift for ``drift --prune`` (``unmanaged_drift``)."""
+    n = len(plan.unmanaged)
+    if not n:
+        return "No changes. Live state matches the manifests."
+    things = f"{n} unmanaged resource{'s' if n != 1 else ''}"
+    if unmanaged_drift:
+        return f"Drift: {things} (listed below); the declared resources match live state."
+    return f"No changes. The declared resources match live state; {things} listed below."
+
+
 def unmanaged_heading(plan: Plan) -> str:
     owner = f"the ownership of {plan.owner}" if plan.owner else "the spaces and kinds the manifests name"
     return f"Unmanaged: {len(plan.unmanaged)} not declared, inside {owner} (--prune deletes them):"
@@ -149,7 +161,7 @@ def unverified_line(plan: Plan) -> str:
             "declaration changed.")
 
 
-def render_text(plan: Plan, colour: bool = False, verbose: bool = False) -> str:
+def render_text(plan: Plan, colour: bool = False, verbose: bool = False, unmanaged_drift: bool = False) -> str:
     def paint(text: str, action: str) -> str:
         if not colour:
             return text
@@ -161,7 +173,7 @@ def render_text(plan: Plan, colour: bool = False, verbose: bool = False) -> str:
         return in_sync_line(plan) + "\n"
     lines: list[str] = kind_table_text(plan)
     if plan.empty:
-        lines.append("No changes. Live state matches the manifests.")
+        lines.append(empty_headline(plan, unmanaged_drift))
     for address, action, ops in _groups(plan):
         lines.append(paint(f"{SYMBOLS[action]} {address}", action))
         for op in ops:
@@ -199,14 +211,14 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_markdown(plan: Plan) -> str:
+def render_markdown(plan: Plan, unmanaged_drift: bool = False) -> str:
     s = plan.summary()
     lines = ["### reconciler plan", "", *verdict_lines_markdown(plan), *kind_table_markdown(plan),
              "| create | update | delete | replace | unmanaged |",
              "|---:|---:|---:|---:|---:|",
              f"| {s['create']} | {s['update']} | {s['delete']} | {s['replace']} | {s['unmanaged']} |", ""]
     if plan.empty:
-        lines.append("No changes. Live state matches the manifests.")
+        lines.append(empty_headline(plan, unmanaged_drift))
     for address, action, ops in _groups(plan):
         lines.append(f"<details><summary><code>{SYMBOLS[action]} {address}</code> ({action}, "
                      f"{len(ops)} call{'s' if len(ops) != 1 else ''})</summary>")
@@ -251,9 +263,9 @@ def render_markdown(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(plan: Plan, fmt: str, colour: bool = False, verbose: bool = False) -> str:
+def render(plan: Plan, fmt: str, colour: bool = False, verbose: bool = False, unmanaged_drift: bool = False) -> str:
     if fmt == "json":
         return render_json(plan)
     if fmt == "markdown":
-        return render_markdown(plan)
-    return render_text(plan, colour, verbose)
+        return render_markdown(plan, unmanaged_drift)
+    return render_text(plan, colour, verbose, unmanaged_drift)

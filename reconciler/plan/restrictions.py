@@ -3,15 +3,73 @@
 An id names one resource, so a restriction is matched by ``resource_id`` alone: the service derives
 the type from the resource (the create body is ``{resource_id}``), and a live restriction of that
 id whose type differs from the manifest's satisfies it, with a warning, rather than being created
-again on every run."""
+again on every run.
+
+The list of restrictions holds only those the key may manage (api-spec.md 4.2), and a read-only key
+manages none: an absent restriction looks the same whether it is not there or hidden. So when the
+list the plan read is empty while the manifests say something about restrictions (a
+ResourceRestriction, a live Prompt's ``restricted``) of a tree already applied (one of its declared
+resources exists live; in a fresh account every key sees none), ``plan`` and ``drift`` leave them out
+of the comparison, with one warning naming them (``PlanOptions.restrictions`` "auto"); ``apply``
+compares them whatever the list shows ("compare"): it writes, so its key must manage them, and
+restricting is idempotent."""
 
 from __future__ import annotations
 
-from reconciler.model import DesiredResource
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import MISSING
+
+from reconciler.model import DesiredResource, LiveState
 from reconciler.plan.context import Ctx, prompt_doc, restriction_doc
 
 
+def unseen_restrictions(desired: list[DesiredResource], ctx: Ctx) -> list[str]:
+    """What a plan leaves out of the comparison because the key cannot see restrictions (see the
+    module's docstring), as ``ADDRESS (field)``; [] when restrictions are compared."""
+    mode = ctx.options.restrictions
+    if mode == "compare" or (mode == "auto" and not restrictions_unseen(desired, ctx.live)):
+        return []
+    out: list[str] = []
+    for r in desired:
+        if r.kind == "ResourceRestriction":
+            out.append(r.address)
+        elif r.kind == "Prompt" and prompt_doc(r).restricted is not MISSING and r.space:
+            space_id = ctx.live.space_id(str(r.space))
+            if space_id is not None and (space_id, r.name) in ctx.live.prompts:
+                out.append(f"{r.address} (restricted)")
+    return out
+
+
+def restrictions_unseen(desired: Sequence[DesiredResource], live: LiveState) -> bool:
+    """Whether the key evidently cannot see restrictions: it lists none, yet the tree was applied
+    before (one of its declared resources exists live). In an account where none does, an empty
+    restriction list is what any key sees, and creates are planned. ``pull`` uses the same rule."""
+    return not live.restrictions and _applied(desired, live)
+
+
+def _applied(desired: Sequence[DesiredResource], live: LiveState) -> bool:
+    for r in desired:
+        if r.kind == "Integration" and any((t, r.name) in live.integrations for t in ("LLM", "AGENT")):
+            return True
+        if r.kind in ("Prompt", "Dataset", "Evaluator") and r.space:
+            space_id = live.space_id(str(r.space))
+            table: Any = {"Prompt": live.prompts, "Dataset": live.datasets, "Evaluator": live.evaluators}[r.kind]
+            if space_id is not None and (space_id, r.name) in table:
+                return True
+    return False
+
+
+def restrictions_warning(unseen: list[str]) -> str:
+    return ("restrictions were not compared: the API key sees no resource restriction (the list holds only "
+            "those a key may manage, and a read-only key manages none), so these are left out: "
+            + ", ".join(unseen) + ". apply compares them; it needs a key that may manage restrictions")
+
+
 def plan_restrictions(desired: list[DesiredResource], ctx: Ctx) -> None:
+    if ctx.restrictions_hidden:
+        return
     by_id = {rid: rtype for rtype, rid in ctx.live.restrictions}
     unrestricted_prompts = _unrestricted_prompts(ctx)
     for r in desired:

@@ -25,6 +25,7 @@ from typing import Any
 from reconciler.model import DesiredResource, LiveState, ManifestSet, Source
 from reconciler.plan.ignore import path_matches, rules_for
 from reconciler.plan.liveview import ABSENT, ExamplesEdit, resource_diff
+from reconciler.plan.restrictions import restrictions_unseen
 from reconciler.pull.yamledit import Doc, EditError, Node, YamlFile
 
 _VIA_FILE = re.compile(r"(.+):(\d+)\Z")
@@ -87,6 +88,7 @@ class PullResult:
     conflicts: list[Conflict] = field(default_factory=list)
     files: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (text before, text after)
     boms: dict[str, bool] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # what was not compared (not a difference)
 
     @property
     def differences(self) -> bool:
@@ -119,7 +121,7 @@ class PullResult:
     def to_json(self, written: bool) -> dict[str, Any]:
         return {"edits": [e.to_json() for e in self.edits],
                 "not_written": [n.to_json() for n in self.not_written],
-                "conflicts": [c.to_json() for c in self.conflicts],
+                "conflicts": [c.to_json() for c in self.conflicts], "warnings": list(self.warnings),
                 "files": list(self.files), "written": written, "diff": self.diff()}
 
 
@@ -160,6 +162,7 @@ class Puller:
         self.manifest_files = list(files)
         self.base = base
         self.result = PullResult()
+        self.restrictions_hidden = False
         self._yaml: dict[str, YamlFile] = {}
         self._text: dict[str, tuple[str, str]] = {}  # other files (examples): before, after
         self._written: dict[tuple[str, int], Any] = {}  # (file, node start) -> value written there
@@ -176,8 +179,21 @@ class Puller:
     # ------------------------------------------------------------------ the run
 
     def run(self) -> PullResult:
+        # a key that cannot see restrictions (a reader key) must not pull "restricted: false" nor
+        # remove ResourceRestriction documents: as plan and drift, pull leaves them out, with one warning
+        self.restrictions_hidden = restrictions_unseen(self.manifests.resources, self.live)
+        left_out: list[str] = []
         for r in self.manifests.resources:
+            if self.restrictions_hidden and r.kind == "ResourceRestriction":
+                left_out.append(r.address)
+                continue
+            if self.restrictions_hidden and r.kind == "Prompt" and "restricted" in r.spec:
+                left_out.append(f"{r.address} (restricted)")
             self.pull_resource(r)
+        if left_out:
+            self.result.warnings.append(
+                "restrictions were not compared: the API key sees no resource restriction (a read-only key "
+                "manages none), so these are left out: " + ", ".join(left_out))
         for path, f in self._yaml.items():
             if not f.edited:
                 continue
@@ -208,7 +224,8 @@ class Puller:
         self.result.not_written.extend(NotWritten(r.address, "", note.partition(": ")[2] or note)
                                        for note in diff.notes)
         base = self.base.get(r.identity) if self.base is not None else None
-        kept = [e for e in diff.edits if not ignored(e.path)]
+        kept = [e for e in diff.edits if not ignored(e.path)
+                and not (self.restrictions_hidden and e.path == "restricted")]
         versioned = any(e.path.startswith("template_config.") or (e.path.startswith("version.") and e.path not in (
             "version.labels", "version.commit_message")) for e in kept)
         for edit in kept:

@@ -226,7 +226,7 @@ def test_map_with_parallelism_one_runs_inline_and_stops_at_the_first_failure(
             raise ValueError("two")
         return x
 
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^two$"):
         client.map(work, range(5))
     assert seen == [0, 1, 2]
 

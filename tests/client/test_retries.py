@@ -157,14 +157,14 @@ def test_a_refused_connection_is_retried_briefly_then_named_with_its_host(
 
 def test_backoff_is_capped(make_client: Callable[..., ApiClient], script: Script, clock: FakeClock) -> None:
     script.then(problem(503, "Service unavailable"))
-    with pytest.raises(ProblemError):
+    with pytest.raises(ProblemError, match="^GET /v2/x: 503 Service unavailable"):
         make_client(script, max_retries=12, backoff_base=1.0).get("/v2/x")
     assert max(clock.sleeps) <= 30.0
 
 
 def test_4xx_is_not_retried(make_client: Callable[..., ApiClient], script: Script, clock: FakeClock) -> None:
     script.then(problem(422, "Unprocessable Entity", "bad field"))
-    with pytest.raises(ProblemError):
+    with pytest.raises(ProblemError, match="^PATCH /v2/integrations/1: 422 Unprocessable Entity: bad field$"):
         make_client(script).patch("/v2/integrations/1", {"type": "LLM"})
     assert len(script.requests) == 1
     assert clock.sleeps == []
@@ -246,7 +246,7 @@ def test_post_gives_up_after_max_retries_but_asks_recover_a_last_time(
     def recover() -> None:
         calls.append(1)
 
-    with pytest.raises(ProblemError):
+    with pytest.raises(ProblemError, match="^POST /v2/x: 500 Internal server error"):
         make_client(script, max_retries=2).post("/v2/x", {}, recover=recover)
     assert script.methods == ["POST"] * 3
     assert calls == [1, 1, 1]

@@ -282,7 +282,7 @@ BAD_INPUT = [
      "kind: Integration\nname: b\naliases: [old]\ntype: LLM\nconfig: {provider: VENDOR_A, api_key: {env: K}}\n",
      ":9:", "'old' is an alias of Integration/a too"),
     ("kind: Integration\nname: a\nprotect: yes-please\ntype: LLM\nconfig: {provider: VENDOR_A, api_key: {env: K}}\n",
-     ":3:", "protect"),
+     ":3:", "protect: expected a boolean (true or false), got a string"),
     ("kind: Prompt\nspace: research\nname: p\naliases: [q]\n"
      "version: {commit_message: c, provider: VENDOR_A, messages: [{role: user, content: hi}]}\n",
      ":4:", "a rename there is a replacement"),

@@ -162,7 +162,7 @@ def test_the_bucket_holds_at_least_one_request_and_at_most_one_second_of_them() 
 
 @pytest.mark.parametrize("rate", [0, -1, float("inf")])
 def test_a_rate_limit_that_is_not_positive_is_refused_at_startup(rate: float) -> None:
-    with pytest.raises(ValueError, match="rate_limit"):
+    with pytest.raises(ValueError, match="rate_limit must be a positive number of requests per second"):
         create_app(Emulator(EmulatorSettings(rate_limit=rate)))
 
 

@@ -116,7 +116,7 @@ def test_the_typed_document_is_what_the_spec_dumps(tmp_path: Path) -> None:
     assert llm.doc.config.api_key == SecretRef("env", "K") == llm.spec["config"]["api_key"]
     assert prompt.doc.version.messages[0].role == "user"
     assert prompt.doc.restricted is MISSING and "restricted" not in prompt.spec
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match="frozen"):
         prompt.doc.name = "renamed"  # frozen
 
 

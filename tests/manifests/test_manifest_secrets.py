@@ -90,4 +90,6 @@ def test_cloud_d_bearer_token_and_proxy_headers_are_secret_refs(tmp_path: Path, 
                  "  auth: {auth_type: PROXY_WITH_HEADERS, base_url: 'https://proxy.example.com',"
                  " headers: {X-Proxy: {env: BEDROCK_TOKEN}}}\n", encoding="utf-8")
     problems = check_secrets(load_manifests([str(f)]))
-    assert [p.split(": ")[1] for p in problems] == ["config.auth.api_key"]
+    # one variable, two uses: each named at its own line (a fix needs both places)
+    assert [p.split(": ")[1] for p in problems] == ["config.auth.api_key", "config.auth.headers.X-Proxy"]
+    assert [p.split(":")[1] for p in problems] == ["7", "15"]

@@ -115,5 +115,5 @@ def test_loading_makes_no_network_call(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     here = Path(__file__).parent
     load_manifests([str(here / "good")])
-    with pytest.raises(ManifestError):
+    with pytest.raises(ManifestError, match="host 127.0.0.1 is a loopback address"):
         load_manifests([str(here / "corpus" / "bad" / "18-agent-endpoint-loopback.yaml")])

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.manifests import load_manifests
-from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LivePrompt
+from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LivePrompt, RestrictionObject
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render
 from tests.plan.helpers import RESEARCH, live_llm, state
@@ -50,6 +50,9 @@ def drifted_state():  # type: ignore[no-untyped-def]
         evaluator={"id": "RXZhbDox", "name": "faithfulness", "description": None},
         latest={"id": "RXZhbFZlcnNpb246MQ", "template_config": {"name": "faithfulness", "template": "old {{output}}",
                                                                  "llm_config": {"ai_integration_id": "SW50ZWdyYXRpb246MQ"}}})
+    # a key that sees restrictions (another project's), so the prompt's restricted is compared
+    live.restrictions[("PROJECT", "UHJvamVjdDo5")] = RestrictionObject.model_validate(
+        {"resource_type": "PROJECT", "resource_id": "UHJvamVjdDo5", "created_at": "2026-01-01T00:00:00Z"})
     return live
 
 
@@ -63,9 +66,11 @@ def test_plan_views_match_golden_files(monkeypatch: pytest.MonkeyPatch, case: st
     plan = make_plan(load_manifests([EXAMPLES]), CASES[case](), now=NOW)
     got = render(plan, fmt)
     path = GOLDEN / f"{case}.{ext}"
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.write_text(got, encoding="utf-8")
-    assert got == path.read_text(encoding="utf-8")
+    expected = path.read_text(encoding="utf-8") if path.exists() else None
+    if os.environ.get("UPDATE_GOLDEN") and got != expected:
+        path.write_text(got, encoding="utf-8")  # compared with what the file held, never with itself
+        pytest.fail(f"{path} was out of date and is rewritten: review its diff, then run again without UPDATE_GOLDEN")
+    assert got == expected
 
 
 def test_plan_files_name_secret_references_never_values(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -194,5 +194,5 @@ def test_a_control_character_is_one_problem_line_at_its_position(served: Served,
 def test_a_huge_value_is_not_echoed_whole_in_an_error(served: Served, tmp_path: Path) -> None:
     path = text("kind: Prompt\nspace: default\nname: " + "x" * 1_000_000 + "\n")(tmp_path)
     result = run_cli(["plan", str(path), "--base-url", served.url], ENV, catch=True)
-    assert result.exit_code == 1 and "version" in result.stderr
+    assert result.exit_code == 1 and "missing required field 'version'" in result.stderr
     assert len(result.stderr) < 10_000
