@@ -7,9 +7,10 @@ again on every run.
 
 The list of restrictions holds only those the key may manage (api-spec.md 4.2), and a read-only key
 manages none: an absent restriction looks the same whether it is not there or hidden. So when the
-list the plan read is empty while the manifests say something about restrictions (a
-ResourceRestriction, a live Prompt's ``restricted``) of a tree already applied (one of its declared
-resources exists live; in a fresh account every key sees none), ``plan`` and ``drift`` leave them out
+list the plan read is empty while the manifests declare a restriction (a ResourceRestriction, a
+Prompt's ``restricted: true``) and the tree was applied before (one of its declared resources exists
+live; in a fresh account every key sees none), ``plan``, ``drift`` and ``pull`` leave every
+restriction and live Prompt's ``restricted`` out
 of the comparison, with one warning naming them (``PlanOptions.restrictions`` "auto"); ``apply``
 compares them whatever the list shows ("compare"): it writes, so its key must manage them, and
 restricting is idempotent."""
@@ -43,10 +44,16 @@ def unseen_restrictions(desired: list[DesiredResource], ctx: Ctx) -> list[str]:
 
 
 def restrictions_unseen(desired: Sequence[DesiredResource], live: LiveState) -> bool:
-    """Whether the key evidently cannot see restrictions: it lists none, yet the tree was applied
-    before (one of its declared resources exists live). In an account where none does, an empty
-    restriction list is what any key sees, and creates are planned. ``pull`` uses the same rule."""
-    return not live.restrictions and _applied(desired, live)
+    """Whether the key evidently cannot see restrictions: it lists none, yet the tree declares one
+    (a ResourceRestriction, a Prompt's ``restricted: true``) and was applied before (one of its
+    declared resources exists live). In an account where none exists, an empty restriction list is
+    what any key sees, and creates are planned; a tree that declares only ``restricted: false``
+    agrees with an empty list whatever the key, so nothing is left out. ``pull`` uses the same rule."""
+    return not live.restrictions and any(_restricts(r) for r in desired) and _applied(desired, live)
+
+
+def _restricts(r: DesiredResource) -> bool:
+    return r.kind == "ResourceRestriction" or (r.kind == "Prompt" and prompt_doc(r).restricted is True)
 
 
 def _applied(desired: Sequence[DesiredResource], live: LiveState) -> bool:

@@ -212,9 +212,9 @@ def test_prune_deletes_in_prune_order_with_the_reason_on_each_call() -> None:
     plan = make_plan(desired, live, PRUNE)
     deletes = [op for op in plan.operations if op.action == "delete"]
     assert [(op.kind, op.method, op.path, op.note) for op in deletes] == [
-        ("ResourceRestriction", "DELETE", "/v2/resource-restrictions/DB1", "not declared (--prune)"),
-        ("Prompt", "DELETE", "/v2/prompts/P-x", "not declared (--prune)"),
-        ("Integration", "DELETE", "/v2/integrations/I9", "not declared (--prune)")]
+        ("ResourceRestriction", "DELETE", "/v2/resource-restrictions/DB1", "not declared, inside the ownership of t: --prune"),
+        ("Prompt", "DELETE", "/v2/prompts/P-x", "not declared, inside the ownership of t: --prune"),
+        ("Integration", "DELETE", "/v2/integrations/I9", "not declared, inside the ownership of t: --prune")]
     assert deletes[1].id == "Prompt/research/x#prune" and deletes[1].space == "research"
     assert plan.unmanaged == ()
     assert "- ResourceRestriction/DASHBOARD/DB1" in render_text(plan)
