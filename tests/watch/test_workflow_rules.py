@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,17 @@ def test_the_workflow_passes_actionlint() -> None:
     done = subprocess.run(["actionlint", str(ROOT / "examples/github-actions.yml")], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stdout
+
+
+def zizmor() -> str | None:
+    """zizmor from the dev extra (next to this interpreter), or on PATH."""
+    beside = Path(sys.executable).parent / "zizmor"
+    return str(beside) if beside.exists() else shutil.which("zizmor")
+
+
+@pytest.mark.skipif(zizmor() is None, reason="zizmor is not installed")
+def test_the_action_and_every_workflow_example_have_no_medium_or_high_zizmor_finding() -> None:
+    files = [ROOT / "action.yml", *sorted((ROOT / "examples").glob("*.yml"))]
+    done = subprocess.run([str(zizmor()), "--offline", "--min-severity", "medium", *map(str, files)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
