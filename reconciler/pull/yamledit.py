@@ -12,6 +12,7 @@ back as intended, so an edit that would change anything else is refused, never w
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -94,6 +95,7 @@ class YamlFile:
         self._splices: list[_Splice] = []
         self._checks: list[tuple[int, str, Any]] = []  # (document index, path, value expected after)
         self.removed_docs: set[int] = set()
+        self._doc_lines: list[int] | None = None  # each document's first line (doc_of_line)
 
     # ------------------------------------------------------------------ finding nodes
 
@@ -104,11 +106,16 @@ class YamlFile:
         return None
 
     def doc_of_line(self, line: int) -> Doc | None:
-        found = None
-        for d in self.docs:
-            if _line_of(self.text, d.start) <= line:
-                found = d
-        return found
+        """The last document starting at or before ``line`` (its start lines counted once a file:
+        a pull of a large tree asks once an edit)."""
+        if self._doc_lines is None:
+            self._doc_lines, at, line_no = [], 0, 1
+            for d in self.docs:  # documents come in file order: count the newlines between them only
+                line_no += self.text.count("\n", at, d.start)
+                at = d.start
+                self._doc_lines.append(line_no)
+        n = bisect.bisect_right(self._doc_lines, line)
+        return self.docs[n - 1] if n else None
 
     def find(self, line: int, col: int, paths: list[str]) -> tuple[Doc, str, Node] | None:
         """The node written at (line, col) (its key's position, or its own for an item) under one of
