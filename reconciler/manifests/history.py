@@ -14,6 +14,7 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from reconciler.errors import ConfigError, ManifestError
@@ -44,6 +45,26 @@ def changed_since(ref: str, paths: Sequence[str], current: ManifestSet, var_assi
     the same manifests at ``ref`` (a resource new since then counts as changed). Raises
     ``ConfigError`` outside a git repository or for an unknown revision; ``ManifestError`` when the
     manifests at ``ref`` do not load."""
+    with tree_at(ref, paths, var_assignments, var_files) as (root, tmp, before):
+        old = {r.identity: _declarations(r, tmp) for r in before.resources} if before else {}
+    out: list[str] = []
+    for r in current.resources:
+        if r.kind != "Integration":
+            continue
+        now = _declarations(r, root)
+        was = old.get(r.identity, {})
+        out.extend(f"{r.address} {path}" for path, decl in now.items() if decl != was.get(path))
+    return tuple(sorted(out))
+
+
+@contextmanager
+def tree_at(ref: str, paths: Sequence[str], var_assignments: Sequence[str] = (), var_files: Sequence[str] = (),
+            *, var_files_at_ref: bool = False) -> Iterator[tuple[str, str, ManifestSet | None]]:
+    """The same ``paths`` as they were at git revision ``ref``, extracted to a temporary directory:
+    ``(repository root, that directory, the manifests loaded there or None when the tree did not
+    exist)``, valid inside the block. ``var_files_at_ref``: the var files inside the repository are
+    read at ``ref`` too (``pull --since``), else as they are now (``--since`` of plan). Raises
+    ``ConfigError`` outside a git repository or for an unknown revision."""
     if not paths or any(p == "-" for p in paths):
         raise ConfigError("--since compares files in git: it cannot be used with standard input (-)")
     roots = {_toplevel(p) for p in paths}
@@ -60,16 +81,11 @@ def changed_since(ref: str, paths: Sequence[str], current: ManifestSet, var_assi
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
             tar.extractall(tmp, filter="data")
         old_paths = [os.path.join(tmp, os.path.relpath(os.path.realpath(p), root)) for p in paths]
-        before = _load_existing(old_paths, tmp, ref, var_assignments, var_files)
-        old = {r.identity: _declarations(r, tmp) for r in before.resources} if before else {}
-    out: list[str] = []
-    for r in current.resources:
-        if r.kind != "Integration":
-            continue
-        now = _declarations(r, root)
-        was = old.get(r.identity, {})
-        out.extend(f"{r.address} {path}" for path, decl in now.items() if decl != was.get(path))
-    return tuple(sorted(out))
+        if var_files_at_ref:
+            var_files = [v for v in (os.path.join(tmp, os.path.relpath(os.path.realpath(v), root))
+                                     if os.path.realpath(v).startswith(root + os.sep) else v for v in var_files)
+                         if os.path.exists(v)]
+        yield root, tmp, _load_existing(old_paths, tmp, ref, var_assignments, var_files)
 
 
 def _load_existing(paths: list[str], tmp: str, ref: str, var_assignments: Sequence[str],
