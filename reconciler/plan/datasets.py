@@ -94,16 +94,10 @@ def _match(r: DesiredResource, live: list[dict[str, Any]], matched: set[Any] | N
                 out.deletes.append(str(e["id"]))
                 out.removed.append(Change(f"examples[{key}={e.get(key)}]", user_fields(e), None, _src(r)))
         return out
-    pool: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for e in live:
-        pool[canonical(user_fields(e))].append(e)
-    for i, e in enumerate(want):
-        bucket = pool.get(canonical(e))
-        if bucket:
-            bucket.pop()
-        else:
-            out.appends.append(e)
-            out.added.append(Change("examples[+]", None, e, _src(r, i)))
+    missing, pool = match_by_content(live, want)
+    for i in missing:
+        out.appends.append(want[i])
+        out.added.append(Change("examples[+]", None, want[i], _src(r, i)))
     for bucket in pool.values():
         for e in bucket:
             out.deletes.append(str(e["id"]))
@@ -186,3 +180,21 @@ def _plan_retention(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
         ctx.op(r, f"retention-{e.id}", "DELETE", f"/v2/experiments/{e.id}", action="delete",
                kind="Experiment", name=str(e.name), note="experiment retention",
                changes=[ctx.change(r, "experiment_retention", retention_reason(e, rule), None)])
+
+
+def match_by_content(live: list[dict[str, Any]], want: list[Any]
+                     ) -> tuple[list[int], dict[str, list[dict[str, Any]]]]:
+    """Examples without a key, matched by content as a multiset: the indices of ``want`` that no
+    live example equals, and the live examples left over (by content). The planner appends the
+    first and deletes the second; ``liveview`` (pull) does the reverse."""
+    pool: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in live:
+        pool[canonical(user_fields(e))].append(e)
+    missing: list[int] = []
+    for i, e in enumerate(want):
+        bucket = pool.get(canonical(e))
+        if bucket:
+            bucket.pop()
+        else:
+            missing.append(i)
+    return missing, pool

@@ -11,7 +11,6 @@ edits. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ from reconciler.client.live import same_example, user_fields
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveState
 from reconciler.plan.context import canonical, integration_doc
+from reconciler.plan.datasets import match_by_content
 from reconciler.plan.prompts import VERSION_FIELDS, _norm
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
 
@@ -292,15 +292,8 @@ def _dataset(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -
                 edit.replace[i] = user_fields(m)
         edit.append = [user_fields(e) for e in obj.examples if canonical(e.get(key)) not in declared]
     else:
-        pool: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for e in obj.examples:
-            pool[canonical(user_fields(e))].append(e)
-        for i, e in enumerate(want):
-            bucket = pool.get(canonical(e))
-            if bucket:
-                bucket.pop()
-            else:
-                edit.delete.append(i)
+        missing, pool = match_by_content(obj.examples, want)
+        edit.delete.extend(missing)
         left = {id(e) for bucket in pool.values() for e in bucket}
         edit.append = [user_fields(e) for e in obj.examples if id(e) in left]
     if edit:
