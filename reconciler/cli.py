@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -12,8 +13,16 @@ from typing import Any
 import click
 
 from reconciler import __version__
+from reconciler.cli_common import events as _events
+from reconciler.cli_common import load as _load
+from reconciler.cli_common import read_progress as _read_progress
+from reconciler.cli_common import say as _say
+from reconciler.cli_confine import install as install_confine
+from reconciler.cli_flags import SAVED, connection_flags, flags_given, plan_flags
+from reconciler.cli_observe import install as install_observe
 from reconciler.cli_observe import show_error
-from reconciler.client.settings import DEFAULT_PARALLELISM
+from reconciler.cli_pull import pull
+from reconciler.cli_watch import watch
 from reconciler.errors import PlanError, ReconcilerError
 
 
@@ -60,144 +69,10 @@ def main() -> None:
     """
 
 
-def _connection_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option("--base-url", help="Service root, without /v2 (else --host, --region, then "
-                     "RECONCILER_BASE_URL)."),
-        click.option("--region", type=click.Choice(["eu-west-1a", "ca-central-1a"]),
-                     help="Build the base URL from the regional host."),
-        click.option("--host", help="Build the base URL from a custom host."),
-        click.option("--api-key-file", type=click.Path(dir_okay=False),
-                     help="Read the API key from FILE (else RECONCILER_API_KEY)."),
-        click.option("--emulator", "emulator_db", metavar="FILE", type=click.Path(dir_okay=False),
-                     help="Run against an in-process emulator persisted in FILE (SQLite)."),
-        click.option("--parallelism", default=DEFAULT_PARALLELISM, show_default=True, type=click.IntRange(1, 64),
-                     help="Concurrent requests."),
-        click.option("--ca-file", type=click.Path(dir_okay=False), envvar="RECONCILER_CA_FILE",
-                     help="Trust the CA certificates in FILE (PEM) for TLS; else SSL_CERT_FILE, else certifi's."),
-        click.option("--timeout", type=click.FloatRange(0.1, 600), metavar="SECONDS",
-                     help="Connect timeout, and how long refused connections are retried (default 5)."),
-        click.option("-v", "--verbose", is_flag=True, help="Report every request on stderr too."),
-        click.option("-q", "--quiet", is_flag=True, help="Print only changes, drift and errors (for cron)."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-def _var_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option("--var", "variables", multiple=True, metavar="NAME=VALUE",
-                     help="Set a variable (repeatable; a string; beats --var-file and RECONCILER_VAR_NAME)."),
-        click.option("--var-file", "var_files", multiple=True, type=click.Path(dir_okay=False),
-                     help="A YAML mapping of variables (repeatable; later files win; never loaded as a manifest)."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-def _load(paths: tuple[str, ...] | list[str], variables: tuple[str, ...] = (),
-          var_files: tuple[str, ...] = (), policies: tuple[str, ...] = ()) -> Any:
-    """Manifests with their variables and policies; load warnings (an unused --var) on stderr."""
-    from reconciler.workflow import load
-
-    manifests = load(paths, _stdin_for(tuple(paths)), var_assignments=variables, var_files=var_files,
-                     policy_paths=policies)
-    for warning in manifests.warnings:
-        _say(f"Warning: {warning}", "warning", message=warning)
-    return manifests
-
-
-def _say(line: str, event: str, **fields: Any) -> None:
-    """A one-off line for stderr: as is, or an event under --log-format json (never both)."""
-    from reconciler.telemetry import current
-
-    if (observer := current()) is not None and observer.log_format == "json":
-        observer.event(event, **fields)
-    else:
-        click.echo(line, err=True)
-
-
-def _plan_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        *_selection_options(),
-        click.option("--prune", is_flag=True, help="Delete undeclared resources inside what the tree owns (its Ownership document; else the "
-                     "kinds used in the spaces named)."),
-        click.option("--allow-empty", is_flag=True, help="Let --prune delete every resource of a kind."),
-        click.option("--allow-replace", is_flag=True, help="Allow replacements (type or provider changes)."),
-        click.option("--rotate", "rotate", multiple=True, metavar="KIND/NAME",
-                     help="Send this resource's secrets even when they exist live (repeatable)."),
-        click.option("--rotate-secrets", is_flag=True, help="Send every secret even when it exists live."),
-        click.option("--since", metavar="REF", help="Send write-only fields whose declaration changed since this "
-                     "git revision (e.g. the merge base)."),
-        click.option("--version-name", help="Name of the dataset version an apply makes (default: UTC timestamp)."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
 def _rehearse_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--rehearse", is_flag=True,
                         help="Rehearse the plan on an in-process replica of the live state read first (no request, "
                         "no secret); exit 1 on a refusal or when the replica does not converge.")(f)
-
-
-def _selection_options() -> list[Callable[..., Any]]:
-    """--target, --exclude, --policy: of plan, apply, watch and drift (product.md section 9)."""
-    return [
-        click.option("--target", "targets", multiple=True, metavar="GLOB",
-                     help="Limit the run to these resources (address globs: KIND/NAME, KIND/SPACE/NAME) and "
-                          "what they depend on (repeatable)."),
-        click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
-                     help="Leave these resources out of the run: neither planned nor pruned (address globs; "
-                          "repeatable)."),
-        click.option("--policy", "policies", multiple=True, type=click.Path(exists=True), metavar="PATH",
-                     help="Policy documents to evaluate besides the tree's (a file or a directory of Policy "
-                          "documents only; repeatable)."),
-    ]
-
-
-def _selection(f: Callable[..., Any]) -> Callable[..., Any]:
-    for option in reversed(_selection_options()):
-        f = option(f)
-    return f
-
-
-def _connection(kw: dict[str, Any]) -> Any:
-    from reconciler.workflow import Connection
-
-    return Connection(base_url=kw.pop("base_url"), region=kw.pop("region"), host=kw.pop("host"),
-                      api_key_file=kw.pop("api_key_file"), emulator=kw.pop("emulator_db"),
-                      parallelism=kw.pop("parallelism"), ca_file=kw.pop("ca_file"), timeout=kw.pop("timeout"))
-
-
-def _options(kw: dict[str, Any]) -> Any:
-    from reconciler.plan.model import PlanOptions
-
-    return PlanOptions(allow_replace=kw.pop("allow_replace"), rotate_secrets=kw.pop("rotate_secrets"),
-                       prune=kw.pop("prune"), allow_empty=kw.pop("allow_empty"),
-                       version_name=kw.pop("version_name"), targets=tuple(kw.pop("targets")),
-                       rotate=tuple(kw.pop("rotate")), since=kw.pop("since"),
-                       variables=tuple(kw.pop("variables")), var_files=tuple(kw.pop("var_files")),
-                       excludes=tuple(kw.pop("excludes")), policies=tuple(kw.pop("policies")))
-
-
-def _events(quiet: bool) -> Callable[[str], None] | None:
-    """Retries and waits go to stderr as they happen (every request too with -v); not with -q. Under
-    --log-format json (a telemetry observer), as its events."""
-    from reconciler.telemetry import current
-
-    if quiet:
-        return None
-    if (observer := current()) is not None:  # as text lines, or JSON events (--log-format json)
-        return observer.client_events()
-    return lambda line: click.echo(line, err=True)
-
-
-def _stdin_for(paths: tuple[str, ...]) -> Any:
-    return sys.stdin if "-" in paths else None
 
 
 def _report_read(verbose: bool, live: Any) -> None:
@@ -223,16 +98,15 @@ def _problems() -> Callable[[str], None]:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
-@click.option("--policy", "policies", multiple=True, type=click.Path(exists=True), metavar="PATH",
-              help="Check these Policy documents too (a file or a directory; repeatable).")
-@_var_options
-def validate(paths: tuple[str, ...], check_secrets: bool, policies: tuple[str, ...], variables: tuple[str, ...],
-             var_files: tuple[str, ...]) -> None:
+@plan_flags("policies", "variables", "var_files",
+            policies={"help": "Check these Policy documents too (a file or a directory; repeatable)."})
+def validate(paths: tuple[str, ...], check_secrets: bool, options: Any) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
     from reconciler.manifests.commands import run_validate
 
     sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
-                          err=_problems(), var_assignments=variables, var_files=var_files, policy_paths=policies))
+                          err=_problems(), var_assignments=options.variables, var_files=options.var_files,
+                          policy_paths=options.policies))
 
 
 @main.command()
@@ -257,17 +131,14 @@ def schema(of_plan: bool) -> None:
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
 @_rehearse_option
-@_plan_options
-@_var_options
-@_connection_options
+@plan_flags()
+@connection_flags
 def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
-         quiet: bool, rehearse: bool, **kw: Any) -> None:
+         quiet: bool, rehearse: bool, options: Any, conn: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
     from reconciler.workflow import connect, plan_against, prepare_options
 
-    options = _options(kw)
-    conn = _connection(kw)
     manifests = _load(paths, options.variables, options.var_files, options.policies)
     options = prepare_options(manifests, options)
     if out_file and not Path(out_file).resolve().parent.is_dir():
@@ -305,24 +176,18 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--prune", is_flag=True, help="Count unmanaged resources (inside the ownership) as drift.")
-@click.option("--since", metavar="REF", help="Count write-only fields whose declaration changed since this git "
-              "revision as drift.")
-@_selection
-@_var_options
-@_connection_options
-def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verbose: bool, quiet: bool,
-          variables: tuple[str, ...], var_files: tuple[str, ...], targets: tuple[str, ...],
-          excludes: tuple[str, ...], policies: tuple[str, ...], **kw: Any) -> None:
+@plan_flags("since", "targets", "excludes", "policies", "variables", "var_files",
+            since={"help": "Count write-only fields whose declaration changed since this git revision as drift."})
+@connection_flags
+def drift(paths: tuple[str, ...], fmt: str, prune: bool, verbose: bool, quiet: bool, options: Any,
+          conn: Any) -> None:
     """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET.
     Unmanaged resources are listed; with --prune they count as drift."""
-    from reconciler.plan.model import PlanOptions
     from reconciler.plan.render import render
     from reconciler.workflow import connect, plan_against, prepare_options
 
-    conn = _connection(kw)
-    manifests = _load(paths, variables, var_files, policies)  # secrets are compared by presence: never read
-    options = prepare_options(manifests, PlanOptions(since=since, variables=variables, var_files=var_files,
-                                                     targets=targets, excludes=excludes, policies=policies))
+    manifests = _load(paths, options.variables, options.var_files, options.policies)  # secrets: never read
+    options = prepare_options(manifests, options)
     with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
             _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
@@ -340,18 +205,16 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, since: str | None, verb
 @click.option("--approve", "approvals", multiple=True, metavar="RULE",
               help="Approve what this policy rule (effect require_approval) holds back (repeatable).")
 @_rehearse_option
-@_plan_options
-@_var_options
-@_connection_options
+@plan_flags()
+@connection_flags
 def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals: tuple[str, ...], verbose: bool,
-          quiet: bool, rehearse: bool, **kw: Any) -> None:
+          quiet: bool, rehearse: bool, options: Any, conn: Any) -> None:
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
     from reconciler.plan.render import render_text
     from reconciler.policy.evaluate import check_allowed, check_approvals_known
     from reconciler.workflow import (
         check_plan_secrets,
         check_replacements,
-        confirm_converged,
         connect,
         declared_secrets,
         is_plan_file,
@@ -363,8 +226,6 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
         stale_objects,
     )
 
-    options = _options(kw)
-    conn = _connection(kw)
     from_file = is_plan_file(paths)
     manifests = None if from_file else _load(paths, options.variables, options.var_files,
                                              options.policies)  # refused before any request
@@ -415,21 +276,12 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
         check_plan_secrets(planned, manifests)
         if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):
             raise ReconcilerError("apply cancelled")
-        report, listed = _execute_with_progress(planned, client, conn.parallelism, fail_fast, quiet, live)
-        if not (quiet and report.ok):
-            for line in report.lines(list_applied=not listed):
-                click.echo(line)
-        if report.interrupted:
-            raise ReconcilerError(f"apply interrupted: {len(report.of('applied'))} calls applied, "
-                                  f"{len(report.of('skipped'))} not started (listed above); re-run to converge")
-        if not report.ok:
-            raise ReconcilerError(report.failure_summary())
-        if manifests is None:
+        again = _apply_and_confirm(planned, client, manifests, live, conn.parallelism, fail_fast, quiet)
+        if again is None:  # no manifests to plan again with
             click.echo("Applied. Convergence was not re-checked: the plan file's manifests ("
                        + ", ".join(planned.manifests) + ") are not found here or under " + (planned.workdir or "?")
                        + ". Run plan on them to confirm.", err=True)
             return
-        again = confirm_converged(manifests, client, planned, live, report)
         if not again.empty:
             raise not_converged(again)
         if not quiet:
@@ -455,12 +307,6 @@ def _nothing_to_say(plan: Any) -> bool:
     return bool(plan.empty and not plan.unmanaged and not plan.warnings)
 
 
-def _read_progress(client: Any, quiet: bool) -> Any:
-    from reconciler.progress import read_progress
-
-    return read_progress(client, enabled=False if quiet else None)
-
-
 def _colour() -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -469,11 +315,7 @@ def _colour() -> bool:
 def _refuse_plan_options(options: Any) -> None:
     """A saved plan was made with its options; one given again to ``apply PLANFILE`` would be
     silently ignored, so it is refused (``--allow-replace`` only consents, and is taken)."""
-    given = [flag for flag, on in (("--prune", options.prune), ("--allow-empty", options.allow_empty),
-                                   ("--rotate-secrets", options.rotate_secrets), ("--target", options.targets),
-                                   ("--version-name", options.version_name), ("--rotate", options.rotate),
-                                   ("--since", options.since), ("--var", options.variables),
-                                   ("--var-file", options.var_files), ("--exclude", options.excludes)) if on]
+    given = flags_given(options, SAVED)
     if given:
         raise ReconcilerError(f"{', '.join(given)}: options of plan, not of apply PLANFILE (the plan file was made "
                               "with its own); make the plan again with them")
@@ -503,26 +345,40 @@ def _from_workdir(planned: Any, path: str) -> str:
     return path
 
 
-def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fast: bool,
-                           quiet: bool, live: Any = None) -> tuple[Any, bool]:
-    """Rich progress on a terminal; one line per call as it ends otherwise (CI logs; nothing with
-    --quiet). Returns the report and whether the applied calls need no second listing."""
-    from reconciler.workflow import run_apply
+def _apply_and_confirm(planned: Any, client: Any, manifests: Any, live: Any, parallelism: int, fail_fast: bool,
+                       quiet: bool) -> Any:
+    """``workflow.apply_and_confirm`` with rich progress on a terminal, else one line per call as it
+    ends (CI logs; nothing with --quiet); then the report. Returns the plan made again (or None)."""
+    from reconciler.workflow import apply_and_confirm
 
+    progress: Any = None
     if sys.stdout.isatty() and not quiet:
         from rich.progress import Progress
 
-        with Progress(transient=True) as progress:
-            task = progress.add_task("Applying", total=len(planned.operations))
-            report = run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast,
-                               on_done=lambda o: progress.advance(task), live=live)
-        return report, False
+        progress = Progress(transient=True)
+        task = progress.add_task("Applying", total=len(planned.operations))
 
     def done(o: Any) -> None:
-        if not quiet:
+        if progress is not None:
+            progress.advance(task)
+        elif not quiet:
             click.echo(f"{o.status:8} {o.describe()}" + (f": {o.detail}" if o.detail else ""))
 
-    return run_apply(planned, client, parallelism=parallelism, fail_fast=fail_fast, on_done=done, live=live), True
+    def reported(report: Any) -> None:
+        if progress is not None:
+            progress.stop()
+        if not (quiet and report.ok):
+            for line in report.lines(list_applied=progress is not None):  # else listed as they ended
+                click.echo(line)
+        if report.interrupted:
+            raise ReconcilerError(f"apply interrupted: {len(report.of('applied'))} calls applied, "
+                                  f"{len(report.of('skipped'))} not started (listed above); re-run to converge")
+        if not report.ok:
+            raise ReconcilerError(report.failure_summary())
+
+    with progress if progress is not None else contextlib.nullcontext():
+        return apply_and_confirm(planned, client, manifests, live, parallelism=parallelism, fail_fast=fail_fast,
+                                 on_done=done, on_report=reported).again
 
 
 @main.command()
@@ -530,16 +386,15 @@ def _execute_with_progress(planned: Any, client: Any, parallelism: int, fail_fas
 @click.option("--space", "spaces", multiple=True, help="Export this space's prompts, datasets and evaluators.")
 @click.option("--out", "out_dir", default="exported", show_default=True, type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Write into --out even when it is not empty.")
-@_connection_options
+@connection_flags
 def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, force: bool, verbose: bool,
-           quiet: bool, **kw: Any) -> None:
+           quiet: bool, conn: Any) -> None:
     """Write manifests from live state (adoption of existing resources): everything, the spaces
     of --space, or the resources named (KIND/NAME, or KIND/SPACE/NAME for a prompt, dataset or
     evaluator)."""
     from reconciler.export import check_out_dir, export_manifests
     from reconciler.workflow import connect
 
-    conn = _connection(kw)
     check_out_dir(Path(out_dir), force)  # before any request
     with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
             _read_progress(client, quiet):
@@ -584,11 +439,9 @@ def emulator(
     ))
 
 
-# Registered last: `watch` (reconciler/cli_watch.py), `pull` (reconciler/cli_pull.py) and the options every command shares
-# (--log-format; --metrics-file on plan, apply, drift: reconciler/cli_observe.py).
-from reconciler import cli_pull, cli_watch  # noqa: E402,F401
-from reconciler.cli_confine import install as _install_confine  # noqa: E402
-from reconciler.cli_observe import install as _install_observe  # noqa: E402
-
-_install_observe(main)
-_install_confine(main)  # --allow-outside-tree on the commands that load manifests
+# Registered last: `watch` (reconciler/cli_watch.py), `pull` (reconciler/cli_pull.py), then the options every
+# command shares (--log-format; --metrics-file on plan, apply, drift: reconciler/cli_observe.py).
+main.add_command(pull)
+main.add_command(watch)
+install_observe(main)
+install_confine(main)  # --allow-outside-tree on the commands that load manifests

@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from reconciler.cli_flags import collect, collected
 from reconciler.errors import ManifestError, ReconcilerError
 from reconciler.telemetry import LOG_FORMATS, Telemetry, set_current
 
@@ -26,10 +27,10 @@ METRICS_FILE_COMMANDS = ("plan", "apply", "drift")
 LAST_SUCCESS = "reconciler_last_successful_cycle_timestamp_seconds"
 
 
-def log_format_option() -> click.Option:
+def log_format_option(**extra: Any) -> click.Option:
     return click.Option(["--log-format"], type=click.Choice(LOG_FORMATS), default="text", show_default=True,
                         envvar="RECONCILER_LOG_FORMAT",
-                        help="json: one event a line on stderr (cycle, resource, action, outcome, timing).")
+                        help="json: one event a line on stderr (cycle, resource, action, outcome, timing).", **extra)
 
 
 def json_log_requested(args: list[str]) -> bool:
@@ -59,6 +60,7 @@ def show_error(exc: click.ClickException, args: Any, *, exit_code: int) -> None:
 
 def metrics_file_option() -> click.Option:
     return click.Option(["--metrics-file"], type=click.Path(dir_okay=False), metavar="FILE",
+                        expose_value=False, callback=collect("observe"),
                         help="Write this run's metrics to FILE (Prometheus text format, atomically) for "
                              "node_exporter's textfile collector.")
 
@@ -67,7 +69,7 @@ def install(group: click.Group) -> None:
     for name, command in group.commands.items():
         if any(p.name == "log_format" for p in command.params):
             continue
-        command.params.append(log_format_option())
+        command.params.append(log_format_option(expose_value=False, callback=collect("observe")))
         if name in METRICS_FILE_COMMANDS:
             command.params.append(metrics_file_option())
         if command.callback is not None and name != "watch":  # watch keeps its own telemetry
@@ -76,9 +78,8 @@ def install(group: click.Group) -> None:
 
 def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(callback)
-    def run(*args: Any, **kw: Any) -> Any:
-        log_format = kw.pop("log_format", "text")
-        metrics_file = kw.pop("metrics_file", None)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        log_format, metrics_file = collected("observe").get("log_format", "text"), collected("observe").get("metrics_file")
         if metrics_file and not Path(metrics_file).resolve().parent.is_dir():
             raise ReconcilerError(f"--metrics-file {metrics_file}: the directory {Path(metrics_file).parent} "
                                   "does not exist")
@@ -89,7 +90,7 @@ def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
         error: str | None = None
         bad_manifests = False
         try:
-            callback(*args, **kw)
+            callback(*args, **kwargs)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             bad_manifests = name == "validate" and code == 1

@@ -1,4 +1,4 @@
-"""``reconciler pull``: the command line of ``reconciler.pull`` (registered on the group by cli.py)."""
+"""``reconciler pull``: the command line of ``reconciler.pull`` (added to the group by cli.py)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,11 @@ from typing import Any
 
 import click
 
-from reconciler.cli import (
-    _connection,
-    _connection_options,
-    _events,
-    _load,
-    _read_progress,
-    _var_options,
-    main,
-)
+from reconciler.cli_common import events, load, read_progress
+from reconciler.cli_flags import connection_flags, plan_flags
 
 
-@main.command()
+@click.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--write", "write", is_flag=True, help="Write the edits into the files (default: print them as a diff).")
 @click.option("--since", metavar="REF", help="Three-way: a field changed in the tree since this git revision and "
@@ -28,10 +21,10 @@ from reconciler.cli import (
 @click.option("--unmanaged-to", "unmanaged_to", type=click.Path(file_okay=False), metavar="DIR",
               help="Also write the unmanaged resources inside the ownership as new manifests in DIR (export's layout).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@_var_options
-@_connection_options
+@plan_flags("variables", "var_files")
+@connection_flags
 def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: str | None, fmt: str, verbose: bool,
-         quiet: bool, variables: tuple[str, ...], var_files: tuple[str, ...], **kw: Any) -> None:
+         quiet: bool, options: Any, conn: Any) -> None:
     """Turn live edits of declared resources into edits of the manifests, so the next plan is empty.
     Reads live state with GET only. Exit 0 nothing to pull, 2 differences (shown or written), 1 error
     or a conflict."""
@@ -45,16 +38,16 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
     from reconciler.pull.since import resources_at
     from reconciler.workflow import connect
 
-    conn = _connection(kw)
-    manifests = _load(paths, variables, var_files)
+    variables, var_files = options.variables, options.var_files
+    manifests = load(paths, variables, var_files)
     base = resources_at(since, paths, variables, var_files) if since else None  # before any request
     if unmanaged_to:
         check_out_dir(Path(unmanaged_to), False)
     var_real = {os.path.realpath(v) for v in var_files}
     files = [f for f in manifest_files(paths, []) if f != "-" and os.path.realpath(f) not in var_real]
     exported: list[str] = []
-    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
-            _read_progress(client, quiet):
+    with connect(conn, read_only=True, on_event=events(quiet and not verbose), trace=verbose) as client, \
+            read_progress(client, quiet):
         live = read_live(client, manifests.read_scope(), manifests)
         if unmanaged_to:
             unmanaged = [u.address for u in make_plan(manifests, live).unmanaged if u.kind != "ResourceRestriction"]

@@ -1,4 +1,4 @@
-"""``reconciler watch``: the command line of ``reconciler.watch`` (registered on the group by cli.py)."""
+"""``reconciler watch``: the command line of ``reconciler.watch`` (added to the group by cli.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ from typing import Any
 
 import click
 
-from reconciler.cli import _connection, _connection_options, _options, _plan_options, _var_options, main
+from reconciler.cli_flags import connection_flags, flags_given, plan_flags
 from reconciler.cli_observe import log_format_option
 from reconciler.errors import ConfigError
+
+#: apply's flags that watch refuses: they would send the same secrets again on every cycle.
+PER_APPLY = ("rotate_secrets", "rotate", "since")
 
 
 class _Duration(click.ParamType[float]):
@@ -40,7 +43,7 @@ class _Address(click.ParamType[tuple[str, int]]):
             self.fail(str(exc), param, ctx)
 
 
-@main.command()
+@click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--interval", type=_Duration(), default="5m", show_default=True,
               help="Time between cycles (jittered by ±10%): 30s, 5m, 1h.")
@@ -60,26 +63,21 @@ class _Address(click.ParamType[tuple[str, int]]):
 @click.option("--once", is_flag=True, help="Run one cycle and exit: 0 in sync (or healed), 2 drift left, 1 failed.")
 @click.option("--approve", "approvals", multiple=True, metavar="RULE",
               help="Approve what this policy rule (effect require_approval) holds back (repeatable).")
-@_plan_options
-@_var_options
-@_connection_options
+@plan_flags(**{name: {"hidden": True} for name in PER_APPLY})  # kept for their message, not listed
+@connection_flags
 def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr: tuple[str, int] | None,
           git_pull: bool, notify_url: str | None, max_backoff: float, request_retries: int | None, once: bool, verbose: bool,
-          log_format: str, approvals: tuple[str, ...], **kw: Any) -> None:
+          quiet: bool, log_format: str, approvals: tuple[str, ...], options: Any, conn: Any) -> None:
     """Reconcile continuously: every interval reload the manifests, plan, report (and with --apply,
     heal). SIGTERM/SIGINT: the calls in flight finish, then it reports and exits 0."""
     from reconciler.telemetry import Telemetry
     from reconciler.watch import WatchConfig, Watcher, check_notify_url
 
-    options = _options(kw)
-    conn = _connection(kw)
     notify_url = check_notify_url(notify_url) if notify_url is not None else None  # before anything starts
     if "-" in paths:
         raise ConfigError("watch reads its manifests again every cycle: standard input (-) cannot be read twice")
-    for flag, given in (("--rotate-secrets", options.rotate_secrets), ("--rotate", options.rotate),
-                        ("--since", options.since)):
-        if given:
-            raise ConfigError(f"{flag} would send the same secrets again on every cycle: use it with apply")
+    for flag in flags_given(options, PER_APPLY):
+        raise ConfigError(f"{flag} would send the same secrets again on every cycle: use it with apply")
     config = WatchConfig(paths=paths, interval=interval, apply=do_apply, options=options, git_pull=git_pull,
                          metrics_addr=metrics_addr, notify_url=notify_url, max_backoff=max_backoff, once=once,
                          request_retries=request_retries, approvals=approvals)
@@ -89,6 +87,3 @@ def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr:
 
 
 watch.params.append(log_format_option())
-for _param in watch.params:  # apply's options that watch refuses (above): kept for that message, not listed
-    if isinstance(_param, click.Option) and _param.name in ("rotate", "rotate_secrets", "since"):
-        _param.hidden = True

@@ -47,7 +47,7 @@ from typing import Any
 import httpx
 from prometheus_client.exposition import choose_encoder
 
-from reconciler.apply.executor import APPLIED
+from reconciler.apply.executor import APPLIED, ApplyReport
 from reconciler.client.http import ApiClient
 from reconciler.errors import ConfigError, ReconcilerError
 from reconciler.model import ManifestSet
@@ -56,8 +56,8 @@ from reconciler.plan.render import render_text, summary_line
 from reconciler.telemetry import Telemetry, set_current
 from reconciler.workflow import (
     Connection,
+    apply_and_confirm,
     check_plan_secrets,
-    confirm_converged,
     connect,
     load,
     plan_against,
@@ -212,8 +212,12 @@ class Watcher:
                 check_plan_secrets(allowed, manifests)  # what it sends must resolve, as apply checks
                 self.applying = True
                 try:
-                    report = run_apply(allowed, client, parallelism=self.conn.parallelism, fail_fast=False)
+                    step = apply_and_confirm(allowed, client, manifests, live, parallelism=self.conn.parallelism,
+                                             on_report=lambda report: self._reported(n, report),
+                                             confirm_failed=True, execute=run_apply)
                 except KeyboardInterrupt:  # the signal came just before the executor's phases or after them
+                    if not self.applying:  # a second signal during the re-read: abort at once
+                        raise
                     self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
                     self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started),
                                  text=f"cycle {n}: interrupted at the start or end of its apply; the next run "
@@ -221,19 +225,14 @@ class Watcher:
                     return False, True
                 finally:
                     self.applying = False
-                applied = len(report.of(APPLIED))
-                for line in report.lines():
-                    self.out(line)
-                self.t.event("apply", cycle=n, outcome="interrupted" if report.interrupted else
-                             "ok" if report.ok else "partial", applied=applied,
-                             failed=len(report.of("failed")), skipped=len(report.of("skipped")))
-                if report.interrupted:
+                report, applied = step.report, len(step.report.of(APPLIED))
+                if step.again is None:  # interrupted
                     self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
                     self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started),
                                  text=f"cycle {n}: apply interrupted: {applied} calls applied, "
                                       f"{len(report.of('skipped'))} not started")
                     return False, True
-                final = again = confirm_converged(manifests, client, allowed, live, report)
+                final = again = step.again
                 left = self.t.observe_plan(manifests, again)["drifted"]
                 self._notify(n, found["drifted"], left)
                 if not report.ok:
@@ -259,6 +258,15 @@ class Watcher:
                           + (", manifests failing: last good state used" if outcome == "manifest_error" else "")
                           + f" ({_secs(started)}s)")
         return True, not final.empty
+
+    def _reported(self, n: int, report: ApplyReport) -> None:
+        """The apply's report, as soon as its calls end (before the re-read)."""
+        self.applying = False  # a signal from here on stops the loop, not the re-read
+        for line in report.lines():
+            self.out(line)
+        self.t.event("apply", cycle=n, outcome="interrupted" if report.interrupted else
+                     "ok" if report.ok else "partial", applied=len(report.of(APPLIED)),
+                     failed=len(report.of("failed")), skipped=len(report.of("skipped")))
 
     def _allowed(self, n: int, plan: Plan) -> Plan:
         """The plan less what a policy denies or holds for an approval not given (``--approve``),

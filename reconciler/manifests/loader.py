@@ -148,11 +148,32 @@ def _policies_apart(docs: list[tuple[YamlDocument, str]], policy_paths: Sequence
     apart from the resources."""
     if not policy_paths and not any(isinstance(d.value, dict) and d.value.get("kind") == "Policy" for d, _ in docs):
         return docs, []
-    from reconciler.policy.rules import policy_documents
-
     mine = [(d, b) for d, b in docs if isinstance(d.value, dict) and d.value.get("kind") == "Policy"]
     rest = [(d, b) for d, b in docs if not (isinstance(d.value, dict) and d.value.get("kind") == "Policy")]
     return rest, mine + policy_documents(policy_paths, problems)
+
+
+def policy_documents(paths: Sequence[str], problems: list[Problem]) -> list[tuple[YamlDocument, str]]:
+    """The documents of ``--policy PATH`` (files, or directories of ``*.yaml``): Policy documents
+    only, anything else is a problem at its line."""
+    docs: list[tuple[YamlDocument, str]] = []
+    for f in manifest_files(paths, problems):
+        if f == "-":
+            problems.append(Problem("-", 1, 1, "--policy", "a policy is a file or a directory, not standard input"))
+            continue
+        text = read_file(f, f, problems)
+        if text is None:
+            continue
+        for doc in parse_documents(text, f, problems):
+            kind = doc.value.get("kind") if isinstance(doc.value, dict) else None
+            if kind != "Policy":
+                problems.append(Problem(doc.file, doc.line, doc.column, doc.label(),
+                                        "--policy takes Policy documents only (kind: Policy), got "
+                                        + (f"kind {kind}" if isinstance(kind, str) and kind.isidentifier()
+                                           else "another document")))
+                continue
+            docs.append((doc, os.path.dirname(os.path.abspath(f))))
+    return docs
 
 
 def _compile_policies(docs: list[tuple[YamlDocument, str]], problems: list[Problem]) -> tuple[object, ...]:

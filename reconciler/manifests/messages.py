@@ -10,7 +10,6 @@ wrong place may be a secret.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import types
@@ -20,6 +19,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
+from reconciler.manifests.hints import suggest as suggest  # models and policy rules use it too
 from reconciler.manifests.models import CREATE_REQUIRED, RULE, TaggedUnion, a_kind_of, field_type, unwrap
 from reconciler.manifests.yamlload import Mark, Problem, display_path
 from reconciler.model import Source
@@ -115,19 +115,6 @@ class Ctx:
 
 def show(path: Path) -> str:
     return display_path(".".join(str(p) for p in path))
-
-
-def suggest(word: str, choices: Iterable[str]) -> str | None:
-    """The closest name to a misspelling (case differences first), or None."""
-    options = list(choices)
-    for c in options:
-        if c.lower() == word.lower():
-            return c
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    if not close:
-        close = difflib.get_close_matches(word.lower(), [c.lower() for c in options], n=1, cutoff=0.6)
-        close = [c for c in options if c.lower() in close][:1]
-    return close[0] if close else None
 
 
 def _not_one_of(value: Any, names: Iterable[str]) -> str:

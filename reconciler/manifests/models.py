@@ -191,7 +191,7 @@ def _secret(value: Any, info: ValidationInfo) -> SecretRef:
     if len(keys) != 1 or keys[0] not in ("env", "file"):
         odd = [k for k in keys if k not in ("env", "file")]
         if odd:
-            from reconciler.manifests.messages import suggest
+            from reconciler.manifests.hints import suggest
 
             hint = suggest(odd[0], ("env", "file"))
             raise problem(f"unknown field '{odd[0]}' in a secret reference"
@@ -776,7 +776,7 @@ class ResourceRestriction(Resource):
 
 
 def _protect(globs: list[str]) -> list[str]:
-    from reconciler.manifests.messages import suggest
+    from reconciler.manifests.hints import suggest
 
     found: list[RuleProblem] = []
     for i, glob in enumerate(globs):
@@ -799,7 +799,7 @@ Globs = Annotated[list[Annotated[str, StringConstraints(min_length=1),
 
 
 def _addresses(globs: list[str]) -> list[str]:
-    from reconciler.manifests.messages import suggest
+    from reconciler.manifests.hints import suggest
 
     found: list[RuleProblem] = []
     for i, glob in enumerate(globs):

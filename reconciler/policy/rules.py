@@ -14,7 +14,6 @@ A ``fields`` glob that can never match a manifest field of the matched kinds is 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -319,29 +318,3 @@ def check_names(rules: Iterable[CompiledRule], problems: list[Problem]) -> None:
             file, _, line = rule.source.rpartition(":")
             problems.append(Problem(file, int(line), 1, "name",
                                     f"rule '{rule.name}' is already defined at {first.source}; rule names are unique"))
-
-
-def policy_documents(paths: Sequence[str], problems: list[Problem]) -> list[tuple[YamlDocument, str]]:
-    """The documents of ``--policy PATH`` (files, or directories of ``*.yaml``): Policy documents
-    only, anything else is a problem at its line."""
-    from reconciler.manifests.loader import manifest_files
-    from reconciler.manifests.yamlload import parse_documents, read_file
-
-    docs: list[tuple[YamlDocument, str]] = []
-    for f in manifest_files(paths, problems):
-        if f == "-":
-            problems.append(Problem("-", 1, 1, "--policy", "a policy is a file or a directory, not standard input"))
-            continue
-        text = read_file(f, f, problems)
-        if text is None:
-            continue
-        for doc in parse_documents(text, f, problems):
-            kind = doc.value.get("kind") if isinstance(doc.value, dict) else None
-            if kind != "Policy":
-                problems.append(Problem(doc.file, doc.line, doc.column, doc.label(),
-                                        "--policy takes Policy documents only (kind: Policy), got "
-                                        + (f"kind {kind}" if isinstance(kind, str) and kind.isidentifier()
-                                           else "another document")))
-                continue
-            docs.append((doc, os.path.dirname(os.path.abspath(f))))
-    return docs

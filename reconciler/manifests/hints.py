@@ -1,0 +1,20 @@
+"""Did-you-mean: the closest known name to a misspelt one (used by the models' validators and by
+``messages``, which the models must not import)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+def suggest(word: str, choices: Iterable[str]) -> str | None:
+    """The closest name to a misspelling (case differences first), or None."""
+    options = list(choices)
+    for c in options:
+        if c.lower() == word.lower():
+            return c
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if not close:
+        close = difflib.get_close_matches(word.lower(), [c.lower() for c in options], n=1, cutoff=0.6)
+        close = [c for c in options if c.lower() in close][:1]
+    return close[0] if close else None
