@@ -227,7 +227,7 @@ def models_table(result: dict[str, Any]) -> str:
 
 def _after_load(row: dict[str, Any], lf: dict[str, Any]) -> str:
     """The same ratio without the load phase, which no request may overlap: a manifest that does
-    not validate is refused before the first request (product.md, issue 15)."""
+    not validate is refused before the first request (issue 15)."""
     load = (row.get("phases") or {}).get("load_s")
     if not load or not lf.get("floor_s"):
         return ""

@@ -135,7 +135,7 @@ class DesiredResource:
     aliases: tuple[str, ...] = ()  # former names (Integration, Dataset, Evaluator): renamed in place
     protect: bool = False  # never deleted or replaced by a plan
     doc: Any = field(default=None, compare=False, repr=False)
-    ignore_changes: tuple[str, ...] = ()  # field path globs the plan leaves as they are live (product.md 8)
+    ignore_changes: tuple[str, ...] = ()  # field globs the plan leaves as they are live (docs/manifests.md)
 
     @property
     def identity(self) -> tuple[str, ...]:
@@ -163,7 +163,7 @@ def _matches(globs: Iterable[str], value: str) -> bool:
 
 @dataclass(frozen=True)
 class Ownership:
-    """What a tree owns (product.md section 5): every Prompt, Dataset and Evaluator in ``spaces``
+    """What a tree owns (docs/manifests.md, "Ownership"): every Prompt, Dataset and Evaluator in ``spaces``
     (names or ids, as the manifests write them), the integrations whose name matches a glob of
     ``integrations``, and the restrictions whose ``TYPE/resource_id`` (or ``resource_id``) matches a
     glob of ``resource_restrictions``. A list left out owns nothing. ``protect``: ``KIND/NAME`` globs
@@ -261,7 +261,7 @@ class ReadScope:
 
 class ApiObject(BaseModel):
     """An object the API returns, parsed at the client: the fields the reconciler reads are typed
-    attributes; fields it does not know are kept (api-spec.md: objects may gain fields). A field
+    attributes; fields it does not know are kept (docs/api.md, "Conventions": objects may gain fields). A field
     the API left out is not set (``model_fields_set``): ``raw()`` never invents it."""
 
     model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
@@ -383,7 +383,7 @@ class ExperimentObject(ApiObject):
 
 
 class LlmConfigObject(ApiObject):
-    """An evaluator version's ``template_config.llm_config`` (api-spec.md 2.3)."""
+    """An evaluator version's ``template_config.llm_config`` (docs/api.md, "Evaluators")."""
 
     ai_integration_id: str | None = None
     model_name: str | None = None
@@ -392,7 +392,7 @@ class LlmConfigObject(ApiObject):
 
 
 class TemplateConfigObject(ApiObject):
-    """An evaluator version's ``template_config`` (api-spec.md 2.3), its fields in the API's order.
+    """An evaluator version's ``template_config`` (docs/api.md, "Evaluators"), its fields in the API's order.
     The planner compares what a manifest writes with ``raw()``: the fields the API sent."""
 
     name: str | None = None

@@ -1,4 +1,4 @@
-"""The one table of provider capabilities (api-spec.md 2.1 and 4.1, api-reference.md create rules).
+"""The one table of provider capabilities (docs/api.md, "Integrations").
 
 The emulator enforces it, the manifest validator checks manifests against it, and the planner
 uses it to know which fields are secrets, which are collections that replace, and how a write
@@ -160,7 +160,7 @@ INTEGRATION_TYPES = ("LLM", "AGENT")
 
 
 def visible_from(scopings: Any, space_id: str, organization_id: str | None) -> bool:
-    """Whether an integration with these scopings may be used from a space (api-reference.md:
+    """Whether an integration with these scopings may be used from a space (docs/api.md, "Integrations":
     an evaluator's ``ai_integration_id`` must be visible from its space, else 404): account-wide
     (no scopings, or a scoping with neither id), scoped to the space's organization, or to the
     space itself. Shared by the emulator and the planner's warning."""
@@ -185,7 +185,7 @@ _SCHEMA_VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
 
 def without_required(schema: Any) -> Any:
     """A JSON Schema with every ``required`` keyword dropped, at any depth: a preset config is a
-    partial request body (api-spec.md 2.1: present fields are validated, missing ones ignored)."""
+    partial request body (docs/api.md, "Integrations": present fields are validated, missing ones ignored)."""
     if isinstance(schema, dict):
         return {k: (v if k in _SCHEMA_VALUE_KEYWORDS else without_required(v))
                 for k, v in schema.items() if not (k == "required" and isinstance(v, list))}

@@ -1,4 +1,4 @@
-"""Rehearsal (product.md section 10): prove a plan against a replica of the account before it
+"""Rehearsal (README.md, "Rehearsal"): prove a plan against a replica of the account before it
 touches the real one.
 
 After the live read, an in-process emulator is seeded with the live state the plan was made from

@@ -11,7 +11,7 @@ from typing import Any
 
 from reconciler.model import LiveState
 
-#: Ids are opaque strings (api-reference.md): long runs of base64 characters.
+#: Ids are opaque strings (docs/api.md, "Conventions"): long runs of base64 characters.
 _ID_LIKE = re.compile(r"[A-Za-z0-9+/=_-]{8,}")
 
 

@@ -1,4 +1,4 @@
-"""Where the API is and which key to use: the connection flags of product.md section 2, resolved
+"""Where the API is and which key to use: the connection flags (README.md, "Configuration"), resolved
 in one place so every command connects the same way.
 
 Precedence of the endpoint (first that is set wins)::
@@ -36,7 +36,7 @@ from reconciler.errors import ConfigError
 #: wall time is about its reads' latency divided by this; a 429 pauses every thread of the client.
 DEFAULT_PARALLELISM = 10
 
-#: The service's global host (api-spec.md section 1, "Global" form).
+#: The service's global host (docs/api.md, "Addressing").
 GLOBAL_HOST = "api.llmops.example"
 #: The regional host form; ``{region}`` is one of REGIONS.
 REGIONAL_HOST_TEMPLATE = "api.{region}.llmops.example"

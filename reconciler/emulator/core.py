@@ -65,7 +65,7 @@ class Problem(Exception):
 def problem_response(exc: Problem, errors_url: str) -> Response:
     title, slug = PROBLEM_TITLES.get(exc.status, (OTHER_TITLES.get(exc.status, "Error"), None))
     body: dict[str, Any] = {"title": title, "status": exc.status}
-    if slug is not None:  # ``type`` is optional: only the problem types of api-spec.md section 7 have one
+    if slug is not None:  # ``type`` is optional: only the problem types of docs/api.md, "Errors" have one
         body["type"] = f"{errors_url}#{slug}"
     if exc.detail:
         body["detail"] = exc.detail

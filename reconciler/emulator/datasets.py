@@ -8,7 +8,7 @@ keeps its id in every version it is copied to, and the user's fields never mix w
 Bulk writes use ``Store.insert_many`` in one transaction, so a dataset of 500 examples is a
 handful of statements.
 
-Decisions where api-spec.md and api-reference.md are silent:
+Decisions where docs/api.md is silent:
 
 - A dataset name is unique within its space (exact match); a clash on create or rename is 409.
 - ``space_id`` naming no space is 404, on create and as a list filter.

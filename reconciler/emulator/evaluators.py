@@ -2,9 +2,9 @@
 
 Store kinds: "evaluator" ``{id, name, description, type, space_id, created_at, updated_at,
 created_by_user_id}`` and "evaluator_version" (parent: the evaluator id) in the shape of
-api-spec.md 2.3.
+docs/api.md, "Evaluators".
 
-Decisions where api-spec.md and api-reference.md are silent:
+Decisions where docs/api.md is silent:
 
 - ``type`` must be ``template`` (422 otherwise; code evaluators are not emulated).
 - A name is unique within its space (exact match): 409 on create and rename. ``space_id`` naming
@@ -17,7 +17,7 @@ Decisions where api-spec.md and api-reference.md are silent:
   ``session``), ``llm_config.invocation_parameters`` and ``provider_parameters`` ``{}``. A version
   always reads back with every field.
 - ``llm_config.ai_integration_id`` must name an LLM integration visible from the evaluator's space
-  (``integrations.visible_in_space``); otherwise 404, as api-reference.md says. It is checked on
+  (``integrations.visible_in_space``); otherwise 404, as docs/api.md says. It is checked on
   create and on every new version (an integration deleted later does not touch stored versions).
 - ``commit_message`` is a required string in requests (it reads back as given).
 - As in the integrations module, schema violations are 400: missing required properties, wrong

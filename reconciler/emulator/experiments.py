@@ -4,7 +4,7 @@ Store kind "experiment": ``{id, name, space_id, dataset_id, dataset_version_id, 
 updated_at}`` plus the private ``run_count``. The runs' outputs are validated and counted, not
 kept: nothing in the emulated API reads them back.
 
-Decisions where api-spec.md and api-reference.md are silent:
+Decisions where docs/api.md is silent:
 
 - The list needs exactly one of ``dataset_id`` or ``space_id`` (none or both: 400); either naming
   nothing is 404. It is ordered newest first by creation order (not by ``created_at``, which a
@@ -18,7 +18,7 @@ Decisions where api-spec.md and api-reference.md are silent:
   1`` the body may carry ``created_at`` (an ISO 8601 date-time with a timezone; 422 when it is
   not one), which becomes both ``created_at`` and ``updated_at``. Without the header
   ``created_at`` is an unknown property (400), as it is for the service.
-- DELETE of an unknown id is 404. api-spec.md 4.6 shows a 400 for DELETE; the emulator has no
+- DELETE of an unknown id is 404. The service documents a 400 for DELETE too; the emulator has no
   case that yields it (every id is looked up).
 """
 

@@ -1,4 +1,4 @@
-"""Emulator routes for integrations (api-spec.md 2.1 and 4.1; api-reference.md "Integrations").
+"""Emulator routes for integrations (docs/api.md, "Integrations").
 
 Everything provider-specific comes from ``reconciler.providers``: which config fields apply, which
 are nullable, required on create, write-only, https-only, how they read back, and the model-source

@@ -3,7 +3,7 @@
 Store kinds: "prompt" ``{id, name, description, space_id, created_at, updated_at,
 created_by_user_id}`` and "prompt_version" (parent: the prompt id) in the API read shape.
 
-Decisions where api-spec.md and api-reference.md are silent:
+Decisions where docs/api.md is silent:
 
 - A prompt name is unique within its space, compared exactly (case-sensitive); a clash is 409.
 - ``space_id`` naming no space is 404, on create and as a list filter.

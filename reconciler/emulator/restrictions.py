@@ -1,4 +1,4 @@
-"""Emulator routes: resource restrictions (api-spec.md 2.2 and 4.2).
+"""Emulator routes: resource restrictions (docs/api.md, "Resource restrictions").
 
 Store kind "restriction", one document per restricted resource, keyed by the resource id:
 ``{id: resource_id, resource_type, resource_id, created_at, space_id}``. ``space_id`` is private:
@@ -6,14 +6,14 @@ it is the space the resource lives in, which decides who may see and manage the 
 
 Who may do what:
 
-- admin keys list, create and delete every restriction; the reader key may manage none, so (spec
-  4.2 rule 1) it lists none, and may not write (403);
+- admin keys list, create and delete every restriction; the reader key may manage none, so it
+  lists none (docs/api.md), and may not write (403);
 - a space-scoped key (``settings.space_keys``) lists only the restrictions of resources in its
   own space and creates or deletes only those (403 for a resource in another space). As the
   service does, the list is filtered AFTER a page is read (``core.page(visible=...)``), so a page
   may hold fewer items than ``limit``, or none, while ``has_more`` is true.
 
-Decisions where api-spec.md and api-reference.md are silent:
+Decisions where docs/api.md is silent:
 
 - POST ``{resource_id, resource_type?, space_id?}`` answers 200 with the restriction and is
   idempotent: a second POST returns the stored restriction unchanged (no duplicate, ``created_at``

@@ -1,4 +1,4 @@
-"""Manifests: the YAML format of product.md section 3, loaded and validated without network access.
+"""Manifests: the YAML format of docs/manifests.md, loaded and validated without network access.
 
 Public surface:
 - ``load_manifests(paths, *, stdin=None) -> ManifestSet`` (raises ``ManifestError`` with every problem)

@@ -1,4 +1,4 @@
-"""Git as the memory of write-only fields (``--since REF``, product.md section 5).
+"""Git as the memory of write-only fields (``--since REF``, docs/manifests.md, "Write-only fields").
 
 A write-only value (an API key, header values) cannot be read back, so a changed declaration (a
 header added, removed or renamed on an AGENT, another ``env``/``file`` reference) is invisible in live

@@ -1,4 +1,4 @@
-"""The manifest format (product.md section 3) as pydantic v2 models: one model per kind, chosen by
+"""The manifest format (docs/manifests.md) as pydantic v2 models: one model per kind, chosen by
 ``kind``; an Integration further by ``type``, and an LLM integration's config by ``provider``
 (discriminated unions, so an error names the chosen provider's own fields).
 
@@ -550,7 +550,7 @@ class Document(Strict):
     name: str = Required("The resource's name.", min_length=1)
 
 
-#: Fields that name a resource: never ignored (product.md section 8).
+#: Fields that name a resource: never ignored (docs/manifests.md, "Two writers").
 IDENTITY_FIELDS = ("kind", "name", "space", "type")
 _FIELD_PATH = re.compile(r"[^.\s]+(\.[^.\s]+)*\Z")
 

@@ -1,5 +1,6 @@
-"""Environments (product.md section 6): variables and ``kind: Patch`` overlays, applied to parsed YAML
-documents before they are validated, so every later check sees the values a plan will use.
+"""Environments (docs/manifests.md, "Environments and lifecycle"): variables and ``kind: Patch``
+overlays, applied to parsed YAML documents before they are validated, so every later check sees
+the values a plan will use.
 
 Variables come from ``RECONCILER_VAR_<NAME>`` (lowest), then ``--var-file FILE`` (a YAML mapping;
 files in order, later wins), then ``--var NAME=VALUE`` (highest; always a string). A whole value

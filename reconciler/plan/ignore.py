@@ -1,4 +1,4 @@
-"""``ignore_changes`` (product.md section 8): field paths a tree never updates nor reports.
+"""``ignore_changes`` (docs/manifests.md, "Two writers"): field paths a tree never updates nor reports.
 
 Rules come from a resource's own ``ignore_changes`` (field path globs) and from the Ownership
 document's (``match`` address globs x ``fields`` field path globs). A field path is the manifest's

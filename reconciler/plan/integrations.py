@@ -1,4 +1,4 @@
-"""Integrations: one POST to create, one PATCH carrying only what differs (api-spec.md 4.1), or a
+"""Integrations: one POST to create, one PATCH carrying only what differs (docs/api.md), or a
 replacement (DELETE then POST) when ``type`` or ``provider`` changes.
 
 Merge rules followed: scalars only when changed; ``scopings`` (compared as a set), ``model_names``,

@@ -1,4 +1,4 @@
-"""Lifecycle rules over a plan (product.md section 6): renames by ``aliases`` and protection.
+"""Lifecycle rules over a plan (docs/manifests.md): renames by ``aliases`` and protection.
 
 A rename happens before planning: a live resource found under one of a document's ``aliases`` (and
 none under its name) is looked at under the new name, so every planner sees it as the declared

@@ -166,7 +166,7 @@ class Ignored:
 
 @dataclass(frozen=True)
 class Verdict:
-    """A policy rule that fired (product.md section 9): on a resource (``address``), or on the
+    """A policy rule that fired (README.md, "Guardrails"): on a resource (``address``), or on the
     whole plan (``address`` None). ``source`` is the rule's ``file:line``."""
 
     rule: str

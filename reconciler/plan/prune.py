@@ -1,4 +1,4 @@
-"""What the tree owns but does not declare (product.md section 5): listed as *unmanaged* by every
+"""What the tree owns but does not declare (docs/manifests.md, "Ownership"): listed as *unmanaged* by every
 plan, deleted by ``--prune``.
 
 With an Ownership document the tree owns every Prompt, Dataset and Evaluator of its ``spaces``, the

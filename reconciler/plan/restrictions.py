@@ -5,7 +5,7 @@ the type from the resource (the create body is ``{resource_id}``), and a live re
 id whose type differs from the manifest's satisfies it, with a warning, rather than being created
 again on every run.
 
-The list of restrictions holds only those the key may manage (api-spec.md 4.2), and a read-only key
+The list of restrictions holds only those the key may manage (docs/api.md), and a read-only key
 manages none: an absent restriction looks the same whether it is not there or hidden. So when the
 list the plan read is empty while the manifests declare a restriction (a ResourceRestriction, a
 Prompt's ``restricted: true``) and the tree was applied before (one of its declared resources exists

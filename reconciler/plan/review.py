@@ -1,4 +1,4 @@
-"""What a reviewer reads first (product.md section 9): the table of kinds by action at the top of a
+"""What a reviewer reads first (README.md, "Guardrails"): the table of kinds by action at the top of a
 plan that touches more than one resource (deletes and replacements first), and the policy verdicts."""
 
 from __future__ import annotations

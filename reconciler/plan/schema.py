@@ -99,7 +99,7 @@ class RefusalJson(_Closed):
 
 
 class RehearsalJson(_Closed):
-    """``plan --rehearse``: the plan executed on a replica of the live state read (product.md section 10)."""
+    """``plan --rehearse``: the plan executed on a replica of the live state read (README.md, "Rehearsal")."""
 
     ok: bool = Field(description="No refusal, nothing left untried, and the replica converged.")
     calls: int = Field(ge=0)

@@ -1,4 +1,4 @@
-"""``--target`` and ``--exclude`` (product.md section 9): which declared resources a run plans.
+"""``--target`` and ``--exclude`` (README.md, "Commands"): which declared resources a run plans.
 
 Both take address globs (``KIND/NAME`` or ``KIND/SPACE/NAME``; ``* ? [..]``, where ``*`` also
 crosses ``/``), matched against a resource's address and its ``KIND/NAME``. ``--target`` keeps the

@@ -1,4 +1,4 @@
-"""Guardrails on a plan (product.md section 9): ``kind: Policy`` documents whose rules match the
+"""Guardrails on a plan (README.md, "Guardrails"): ``kind: Policy`` documents whose rules match the
 resources a plan touches and, with a CEL condition (cel-python), say ``deny``, ``require_approval``
 or ``warn``.
 

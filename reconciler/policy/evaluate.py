@@ -1,4 +1,4 @@
-"""Policy rules evaluated on a plan (product.md section 9): which fire, and what that allows.
+"""Policy rules evaluated on a plan (README.md, "Guardrails"): which fire, and what that allows.
 
 A rule is evaluated once per resource the plan touches (the block a plan shows: all the calls of
 one object), with ``op`` (its action, kind, name, space, address and changes), ``before`` and

@@ -1,4 +1,4 @@
-"""``kind: Policy`` documents (product.md section 9): their model, and their rules compiled once.
+"""``kind: Policy`` documents (docs/manifests.md, "Policy"): their model, and their rules compiled once.
 
 A Policy document is validated like every manifest (``FILE:LINE:COL: PATH: message``), then each
 rule's CEL ``condition`` is parsed by cel-python (``celpy``) and checked before any request:

@@ -1,1 +1,1 @@
-"""``reconciler pull``: live edits written back into the manifests (product.md section 8)."""
+"""``reconciler pull``: live edits written back into the manifests (docs/manifests.md, "Two writers")."""

@@ -1,5 +1,5 @@
 """``reconciler pull``: every difference live has on a declared resource, written back where the
-manifests declare the value (product.md section 8).
+manifests declare the value (docs/manifests.md, "Two writers").
 
 For each declared resource, ``plan.liveview`` says which declared fields differ live (as the
 planner compares them) and the value that makes the next plan empty. Each is routed to where it is

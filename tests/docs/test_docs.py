@@ -21,6 +21,11 @@ USER_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "
              *sorted(p for p in (ROOT / "examples").rglob("*") if p.is_file())]
 
 
+#: Documents the project was written from, which its repository does not hold (spelt apart here so
+#: that this file does not cite them either).
+NOT_HELD = tuple(f"{name}.md" for name in ("product", "api-spec", "api-reference"))
+
+
 def anchors(path: Path) -> set[str]:
     """GitHub's anchors of a Markdown file's headings."""
     out = set()
@@ -33,8 +38,19 @@ def anchors(path: Path) -> set[str]:
 @pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_a_document_names_no_document_the_repository_does_not_hold(doc: Path) -> None:
     text = doc.read_text(encoding="utf-8")
-    for name in ("product.md", "api-spec.md", "api-reference.md", "see the source"):
+    for name in (*NOT_HELD, "see the source"):
         assert name not in text, f"{doc.name} refers to {name!r}, which a user of this repository cannot read"
+
+
+def test_no_file_of_the_repository_cites_a_document_it_does_not_hold() -> None:
+    """The code, tests and documents cite docs/ (the API's facts: docs/api.md), never the design
+    documents the project was written from."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=False)
+    files = ([ROOT / f for f in listed.stdout.decode().split("\0") if f] if listed.returncode == 0 else
+             [p for p in ROOT.rglob("*") if p.is_file() and not {".git", ".venv"} & set(p.relative_to(ROOT).parts)])
+    citing = [str(f.relative_to(ROOT)) for f in files if f.is_file()
+              and any(name.encode() in f.read_bytes() for name in NOT_HELD)]
+    assert len(files) > 100 and citing == []
 
 
 @pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))

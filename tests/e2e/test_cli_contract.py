@@ -1,4 +1,4 @@
-"""product.md's contract at its edges, over a real socket: usage errors are errors (exit 1, never
+"""The CLI's contract (README.md) at its edges, over a real socket: usage errors are errors (exit 1, never
 the 2 of "changes"), each change points at its own manifest line, a saved plan applies from
 anywhere and with ``--allow-replace``, errors only live state reveals name their line, and bad
 paths are messages, not tracebacks."""

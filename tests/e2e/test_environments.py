@@ -1,4 +1,4 @@
-"""Environments and lifecycle (product.md section 6) through the CLI, over the emulator's socket:
+"""Environments and lifecycle (docs/manifests.md) through the CLI, over the emulator's socket:
 one base tree with two overlays against two accounts, renames that keep ids, protection, variables
 and their precedence, and every bad input refused before any request."""
 

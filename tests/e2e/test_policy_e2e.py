@@ -1,4 +1,4 @@
-"""Guardrails (product.md section 9) as a user meets them: Policy documents and --policy, the
+"""Guardrails (README.md, "Guardrails") as a user meets them: Policy documents and --policy, the
 verdicts in text, markdown and JSON, exit codes, apply refusing before any write, approvals, saved
 plans, watch holding back what is denied, the metric, --target globs and --exclude, and
 ``reconciler schema --plan``. The CLI runs in-process against the emulator over a real socket."""
@@ -23,7 +23,7 @@ from tests.watch.helpers import parse_metrics
 Cli = Callable[..., Result]
 ROOT = Path(__file__).resolve().parents[2]
 
-#: product.md section 9, as written.
+#: The policy of the product's guardrails example, as written.
 PRODUCT_POLICY = """\
 kind: Policy
 name: production-safety

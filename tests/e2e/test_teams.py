@@ -1,4 +1,4 @@
-"""Teams sharing one account (product.md section 5), one user story a test, each through the CLI
+"""Teams sharing one account (README.md, "Teams sharing one account"), one user story a test, each through the CLI
 against the emulator over a real socket: ownership-scoped prune, the integration guard, unmanaged
 resources in drift, write-only changes sent with --since and --rotate, plans without secrets,
 scopings by space name; and the bad input refused before any request."""

@@ -93,6 +93,6 @@ def assert_problem(response: httpx.Response, status: int, errors_url: str = DEFA
         title, slug = PROBLEM_TITLES[status]
         assert body["title"] == title
         assert body["type"] == f"{errors_url}#{slug}"
-    else:  # a status api-spec.md section 7 gives no problem type: none is made up
+    else:  # a status docs/api.md, "Errors" gives no problem type: none is made up
         assert body["title"] == OTHER_TITLES[status] and "type" not in body
     return body

@@ -1,7 +1,7 @@
-"""api-reference.md's list rules the other list tests do not reach: the ``space_name`` filter, a
+"""The list rules (docs/api.md) the other list tests do not reach: the ``space_name`` filter, a
 cursor valid only for the list and query it came from (another list, another prompt's versions,
 another dataset version are 400), a label holding "/" removable, and no problem type invented
-for a status api-spec.md section 7 does not list. Over a real socket."""
+for a status docs/api.md, "Errors" does not list. Over a real socket."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The emulator's resource restrictions (api-spec.md 4.2), over a real socket."""
+"""The emulator's resource restrictions (docs/api.md, "Resource restrictions"), over a real socket."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The examples of product.md section 3 load as written, into the spec the planner expects."""
+"""The manifest examples (docs/manifests.md) load as written, into the spec the planner expects."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Golden files for the text, JSON and Markdown views of the product.md examples' plans: once from
+"""Golden files for the text, JSON and Markdown views of the quickstart tree's plans: once from
 an empty account (everything created), once against a live state where each kind has drifted.
 Regenerate with ``UPDATE_GOLDEN=1 pytest tests/plan/test_golden_plans.py`` and review the diff."""
 

@@ -1,5 +1,5 @@
 """Property: for random live and desired integrations of every provider, the planned PATCH, applied
-by the service's merge rules (the emulator's implementation of api-spec.md 4.1), yields the desired
+by the service's merge rules (the emulator's implementation of docs/api.md), yields the desired
 value of every managed field (valid), and carries no field whose live value already matches (minimal)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The table of kinds by action a reviewer reads first: deletes and replacements first, one count per
-object, only when the plan touches more than one resource (product.md section 9)."""
+object, only when the plan touches more than one resource (README.md, "Guardrails")."""
 
 from __future__ import annotations
 

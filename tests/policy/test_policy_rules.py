@@ -1,5 +1,5 @@
 """Policy rules on plans, without a server: what each ``match`` and condition sees, which rules fire,
-what ``watch`` holds back, and every bad policy refused at its line (product.md section 9)."""
+what ``watch`` holds back, and every bad policy refused at its line (README.md, "Guardrails")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``ignore_changes`` (product.md section 8): on a resource and in the Ownership document, an ignored
+"""``ignore_changes`` (docs/manifests.md, "Two writers"): on a resource and in the Ownership document, an ignored
 difference is never updated nor drift, is sent on create, is counted (``2 ignored``) and listed with
 ``-v`` beside its rule's ``file:line``; identity fields are refused; a rule matching nothing warns;
 ``watch --apply`` leaves a label moved in the UI alone."""

@@ -1,4 +1,4 @@
-"""Each live edit is written where the value is declared (product.md section 8): the manifest's
+"""Each live edit is written where the value is declared (docs/manifests.md, "Two writers"): the manifest's
 line, a var file's line, a Patch's line, an examples file's line; a value from --var or the
 environment is named, not written; write-only fields are never written; omitted fields stay
 omitted; a declared resource deleted live loses its document (and its Patches)."""
