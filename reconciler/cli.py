@@ -406,7 +406,7 @@ def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, fo
 
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8787, show_default=True, type=int)
+@click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--db", type=click.Path(dir_okay=False), help="SQLite file; state survives restarts.")
 @click.option("--admin-key", default="admin-key", show_default=True)
 @click.option("--reader-key", default="reader-key", show_default=True)

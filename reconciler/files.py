@@ -32,9 +32,13 @@ def safe_component(name: str) -> str:
 
 
 def refuse_symlink(path: Path, what: str) -> None:
+    """Refuse a target that is a symbolic link, or that exists and is not a regular file (a device,
+    a FIFO: renaming over it would replace it)."""
     if path.is_symlink():
         raise ConfigError(f"{what} {path}: is a symbolic link; refusing to write through it (remove the link, "
                           "or give the real path)")
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"{what} {path}: is not a regular file; refusing to replace it")
 
 
 def inside(path: Path, root: Path) -> bool:

@@ -8,6 +8,7 @@ latter survives a restart.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from typing import TextIO
 
@@ -39,7 +40,10 @@ def banner(settings: EmulatorSettings) -> str:
 
 def serve(settings: EmulatorSettings, out: TextIO | None = None) -> None:
     """Build the emulator and its app, print the banner, and serve until interrupted."""
-    emu = Emulator(settings)
+    try:
+        emu = Emulator(settings)
+    except sqlite3.Error as exc:
+        raise ConfigError(f"--db {settings.db}: cannot open the emulator's SQLite file ({exc})") from None
     try:
         app = create_app(emu)
     except ValueError as exc:  # a bad --faults spec or --rate-limit

@@ -50,7 +50,8 @@ def read_plan_file(path: str) -> Plan:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        cut = " (the file ends early: truncated?)" if exc.pos >= len(text.rstrip()) else ""
+        ends = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")  # runs to the end
+        cut = " (the file ends early: truncated?)" if ends else ""
         raise PlanError(f"{path}:{exc.lineno}:{exc.colno}: not a valid plan file: invalid JSON ({exc.msg}){cut}; "
                         "make the plan again") from None
     except RecursionError:
@@ -110,8 +111,8 @@ def structure_problems(data: Mapping[str, Any]) -> list[str]:
     for i, u in enumerate(data.get("unmanaged", [])):
         if not (isinstance(u, dict) and all(isinstance(u.get(k), str) for k in ("address", "kind", "name", "path"))):
             problems.append(f"unmanaged[{i}]: expected an object with address, kind, name and path")
-    if not all(isinstance(v, list) for v in data.get("pins", {}).values()):
-        problems.append("pins: expected arrays")
+    if not all(_is_list_of(v, str) and len(v) == 3 for v in data.get("pins", {}).values()):
+        problems.append("pins: expected arrays of three strings (KIND and the object's key)")
     options = data.get("options", {})
     for key in ("targets", "rotate", "resend", "variables", "var_files"):
         if not _is_list_of(options.get(key, []), str):
