@@ -10,10 +10,11 @@ Every ``interval`` (jittered by ±10%, so many watchers do not beat together) on
    ``reconciler_manifest_errors_total`` / ``reconciler_manifest_error``. Before any good load there is
    no desired state: the cycle only reports (and ``/readyz`` stays 503).
 3. Plan against live state (``workflow.plan_against``), set the resource gauges, report.
-4. With ``apply`` and a non-empty plan: ``workflow.run_apply`` (the same guards as ``apply``: a
-   replacement only with ``--allow-replace``, deletes of undeclared resources only with ``--prune``
-   and inside the tree's ownership, protected resources kept, the secrets it sends resolved before
-   anything is sent: ``workflow.check_plan_secrets``), then ``workflow.confirm_converged``.
+4. With ``apply`` and a non-empty plan: ``workflow.apply_and_confirm``, the step ``apply`` runs,
+   under the same guards (a replacement only with ``--allow-replace``, deletes of undeclared
+   resources only with ``--prune`` and inside the tree's ownership, protected resources kept, the
+   secrets it sends resolved before anything is sent: ``workflow.check_plan_secrets``): execute,
+   then re-read what it touched and plan again.
 
 A cycle that fails on the API (or on a plan the guards refuse) counts as a failure: the next one
 comes after an exponential backoff (base ``min(interval, 30s)``, doubling, capped at ``max_backoff``,
