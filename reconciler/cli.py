@@ -18,7 +18,7 @@ from reconciler.cli_common import load as _load
 from reconciler.cli_common import read_progress as _read_progress
 from reconciler.cli_common import say as _say
 from reconciler.cli_confine import install as install_confine
-from reconciler.cli_flags import SAVED, connection_flags, flags_given, plan_flags
+from reconciler.cli_flags import APPROVE, SAVED, connection_flags, flags_given, plan_flags
 from reconciler.cli_observe import install as install_observe
 from reconciler.cli_observe import show_error
 from reconciler.cli_pull import pull
@@ -86,15 +86,6 @@ def _report_read(verbose: bool, live: Any) -> None:
             click.echo(line, err=True)
 
 
-def _problems() -> Callable[[str], None]:
-    """Where validate's problems go: stderr lines, or ``problem`` events (--log-format json)."""
-    from reconciler.telemetry import current
-
-    if (observer := current()) is not None and observer.log_format == "json":
-        return lambda line: observer.event("problem", message=line)
-    return lambda line: click.echo(line, err=True)
-
-
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
@@ -105,7 +96,7 @@ def validate(paths: tuple[str, ...], check_secrets: bool, options: Any) -> None:
     from reconciler.manifests.commands import run_validate
 
     sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
-                          err=_problems(), var_assignments=options.variables, var_files=options.var_files,
+                          err=lambda line: _say(line, "problem", message=line), var_assignments=options.variables, var_files=options.var_files,
                           policy_paths=options.policies))
 
 
@@ -202,8 +193,7 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, verbose: bool, quiet: b
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
-@click.option("--approve", "approvals", multiple=True, metavar="RULE",
-              help="Approve what this policy rule (effect require_approval) holds back (repeatable).")
+@APPROVE
 @_rehearse_option
 @plan_flags()
 @connection_flags
@@ -378,7 +368,7 @@ def _apply_and_confirm(planned: Any, client: Any, manifests: Any, live: Any, par
 
     with progress if progress is not None else contextlib.nullcontext():
         return apply_and_confirm(planned, client, manifests, live, parallelism=parallelism, fail_fast=fail_fast,
-                                 on_done=done, on_report=reported).again
+                                 on_done=done, on_report=reported)[1]
 
 
 @main.command()

@@ -10,13 +10,14 @@ group of them to a command: their values are collected on the click context as t
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
-from reconciler.client.settings import DEFAULT_PARALLELISM
+from reconciler.client.settings import DEFAULT_PARALLELISM, REGIONS
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ PLAN_FLAGS = (
 CONNECTION_FLAGS = (
     Flag("base_url", ("--base-url",), dict(help="Service root, without /v2 (else --host, --region, then "
          "RECONCILER_BASE_URL).")),
-    Flag("region", ("--region",), dict(type=click.Choice(["eu-west-1a", "ca-central-1a"]),
+    Flag("region", ("--region",), dict(type=click.Choice(REGIONS),
          help="Build the base URL from the regional host.")),
     Flag("host", ("--host",), dict(help="Build the base URL from a custom host.")),
     Flag("api_key_file", ("--api-key-file",), dict(type=click.Path(dir_okay=False), help="Read the API key from "
@@ -92,12 +93,20 @@ CONNECTION_FLAGS = (
 )
 
 
-def _bind(into: str, flags: Iterable[Flag], build: Callable[[dict[str, Any]], Any], argument: str,
+#: --approve of apply and watch (not a plan option: approvals are given anew to each apply).
+APPROVE = click.option("--approve", "approvals", multiple=True, metavar="RULE",
+                       help="Approve what this policy rule (effect require_approval) holds back (repeatable).")
+
+
+def _bind(into: str, flags: Iterable[Flag], target: str, argument: str,
           override: Mapping[str, Mapping[str, Any]]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add ``flags`` to a command; its callback gets ``argument=`` the ``target`` class (``module:Name``,
+    imported on first use) built from their values."""
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(f)
         def run(*args: Any, **kwargs: Any) -> Any:
-            return f(*args, **{argument: build(collected(into)), **kwargs})
+            module, _, name = target.partition(":")
+            return f(*args, **{argument: getattr(importlib.import_module(module), name)(**collected(into)), **kwargs})
 
         for flag in reversed(tuple(flags)):
             run = flag.option(into, **override.get(flag.name, {}))(run)
@@ -109,26 +118,17 @@ def _bind(into: str, flags: Iterable[Flag], build: Callable[[dict[str, Any]], An
 def plan_flags(*names: str, **override: Mapping[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The ``PLAN_FLAGS`` named, in that order (all when none is); ``options: PlanOptions`` given to
     the callback. ``override`` changes a flag's click settings for this command (``since={"help": ...}``)."""
-    def build(values: dict[str, Any]) -> Any:
-        from reconciler.plan.model import PlanOptions
-
-        return PlanOptions(**values)
-
     flags = {f.name: f for f in PLAN_FLAGS}
-    return _bind("plan_options", [flags[n] for n in names] if names else PLAN_FLAGS, build, "options", override)
+    return _bind("plan_options", [flags[n] for n in names] if names else PLAN_FLAGS,
+                 "reconciler.plan.model:PlanOptions", "options", override)
 
 
 def connection_flags(f: Callable[..., Any]) -> Callable[..., Any]:
     """The ``CONNECTION_FLAGS``, ``conn: Connection`` given to the callback; and ``-v``/``-q``
     (``verbose``, ``quiet``), which say how much it prints."""
-    def build(values: dict[str, Any]) -> Any:
-        from reconciler.workflow import Connection
-
-        return Connection(**values)
-
     f = click.option("-q", "--quiet", is_flag=True, help="Print only changes, drift and errors (for cron).")(f)
     f = click.option("-v", "--verbose", is_flag=True, help="Report every request on stderr too.")(f)
-    return _bind("connection", CONNECTION_FLAGS, build, "conn", {})(f)
+    return _bind("connection", CONNECTION_FLAGS, "reconciler.workflow:Connection", "conn", {})(f)
 
 
 def flags_given(options: Any, names: Iterable[str]) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli_flags import connection_flags, flags_given, plan_flags
+from reconciler.cli_flags import APPROVE, connection_flags, flags_given, plan_flags
 from reconciler.cli_observe import log_format_option
 from reconciler.errors import ConfigError
 
@@ -15,54 +15,42 @@ from reconciler.errors import ConfigError
 PER_APPLY = ("rotate_secrets", "rotate", "since")
 
 
-class _Duration(click.ParamType[float]):
-    name = "DURATION"
+class _Parsed(click.ParamType[Any]):
+    """A value read by one of ``reconciler.watch``'s parsers (imported when a value comes)."""
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        from reconciler.watch import parse_duration
+    def __init__(self, name: str, parser: str) -> None:
+        self.name, self.parser = name, parser
 
-        if isinstance(value, float):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import reconciler.watch
+
+        if not isinstance(value, str):
             return value
         try:
-            return parse_duration(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-class _Address(click.ParamType[tuple[str, int]]):
-    name = "HOST:PORT"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, int]:
-        from reconciler.watch import parse_address
-
-        if isinstance(value, tuple):
-            return value
-        try:
-            return parse_address(str(value))
+            return getattr(reconciler.watch, self.parser)(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--interval", type=_Duration(), default="5m", show_default=True,
+@click.option("--interval", type=_Parsed("DURATION", "parse_duration"), default="5m", show_default=True,
               help="Time between cycles (jittered by ±10%): 30s, 5m, 1h.")
 @click.option("--apply", "do_apply", is_flag=True, help="Apply what each cycle finds (self-heal), under apply's "
               "guards.")
-@click.option("--metrics-addr", type=_Address(), metavar="HOST:PORT",
+@click.option("--metrics-addr", type=_Parsed("HOST:PORT", "parse_address"), metavar="HOST:PORT",
               help="Serve /metrics, /healthz and /readyz there (e.g. 0.0.0.0:9108).")
 @click.option("--git-pull", is_flag=True, help="Run git pull --ff-only in the PATHs' work trees before each cycle.")
 @click.option("--notify", "notify_url", metavar="URL", envvar="RECONCILER_NOTIFY_URL",
               help="POST a JSON summary (Slack-compatible `text`) when drift appears and when it is healed "
                    "(or RECONCILER_NOTIFY_URL; the URL is never logged).")
-@click.option("--max-backoff", type=_Duration(), default="10m", show_default=True,
+@click.option("--max-backoff", type=_Parsed("DURATION", "parse_duration"), default="10m", show_default=True,
               help="The longest wait after failed cycles (exponential backoff from min(interval, 30s)).")
 @click.option("--request-retries", type=click.IntRange(0, 20), default=None,
               help="Retries of one failing request inside a cycle (default: the client's 6); the loop then "
                    "retries the whole cycle with its own backoff.")
 @click.option("--once", is_flag=True, help="Run one cycle and exit: 0 in sync (or healed), 2 drift left, 1 failed.")
-@click.option("--approve", "approvals", multiple=True, metavar="RULE",
-              help="Approve what this policy rule (effect require_approval) holds back (repeatable).")
+@APPROVE
 @plan_flags(**{name: {"hidden": True} for name in PER_APPLY})  # kept for their message, not listed
 @connection_flags
 def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr: tuple[str, int] | None,

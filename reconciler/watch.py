@@ -213,27 +213,21 @@ class Watcher:
                 check_plan_secrets(allowed, manifests)  # what it sends must resolve, as apply checks
                 self.applying = True
                 try:
-                    step = apply_and_confirm(allowed, client, manifests, live, parallelism=self.conn.parallelism,
-                                             on_report=lambda report: self._reported(n, report),
-                                             confirm_failed=True, execute=run_apply)
+                    report, again = apply_and_confirm(allowed, client, manifests, live,
+                                                      parallelism=self.conn.parallelism, confirm_failed=True,
+                                                      on_report=lambda r: self._reported(n, r), execute=run_apply)
                 except KeyboardInterrupt:  # the signal came just before the executor's phases or after them
                     if not self.applying:  # a second signal during the re-read: abort at once
                         raise
-                    self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
-                    self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started),
-                                 text=f"cycle {n}: interrupted at the start or end of its apply; the next run "
-                                      "plans again and converges")
-                    return False, True
+                    return self._interrupted(n, started, "interrupted at the start or end of its apply; the next "
+                                             "run plans again and converges")
                 finally:
                     self.applying = False
-                report, applied = step.report, len(step.report.of(APPLIED))
-                if step.again is None:  # interrupted
-                    self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
-                    self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started),
-                                 text=f"cycle {n}: apply interrupted: {applied} calls applied, "
-                                      f"{len(report.of('skipped'))} not started")
-                    return False, True
-                final = again = step.again
+                applied = len(report.of(APPLIED))
+                if again is None:  # interrupted
+                    return self._interrupted(n, started, f"apply interrupted: {applied} calls applied, "
+                                             f"{len(report.of('skipped'))} not started")
+                final = again
                 left = self.t.observe_plan(manifests, again)["drifted"]
                 self._notify(n, found["drifted"], left)
                 if not report.ok:
@@ -259,6 +253,11 @@ class Watcher:
                           + (", manifests failing: last good state used" if outcome == "manifest_error" else "")
                           + f" ({_secs(started)}s)")
         return True, not final.empty
+
+    def _interrupted(self, n: int, started: float, why: str) -> tuple[bool, bool]:
+        self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
+        self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started), text=f"cycle {n}: {why}")
+        return False, True
 
     def _reported(self, n: int, report: ApplyReport) -> None:
         """The apply's report, as soon as its calls end (before the re-read)."""

@@ -244,26 +244,21 @@ def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, liv
     return again
 
 
-@dataclass(frozen=True)
-class Applied:
-    report: ApplyReport
-    again: Plan | None  # the plan made again after the re-read (empty: converged); None when not re-read
-
-
 def apply_and_confirm(plan: Plan, client: ApiClient, manifests: ManifestSet | None, live: LiveState, *,
                       parallelism: int, fail_fast: bool = False, on_done: Callable[[Outcome], None] | None = None,
                       on_report: Callable[[ApplyReport], None] = lambda report: None,
-                      confirm_failed: bool = False, execute: Callable[..., ApplyReport] = run_apply) -> Applied:
-    """The apply step of ``apply`` and ``watch --apply``: execute the plan, hand the report to
-    ``on_report`` as soon as the calls end (it may raise), then re-read what they touched and plan
-    again. Not re-read: an interrupted apply, a plan file's without its manifests, and one with failed
-    calls unless ``confirm_failed`` (watch: its gauges then show what is left). ``execute``: ``run_apply``
-    or a stand-in."""
+                      confirm_failed: bool = False, execute: Callable[..., ApplyReport] = run_apply
+                      ) -> tuple[ApplyReport, Plan | None]:
+    """The apply step of ``apply`` and ``watch --apply``: execute the plan (``execute``: ``run_apply``
+    or a stand-in), hand the report to ``on_report`` as soon as the calls end (it may raise), then
+    re-read what they touched and plan again: the report, and that plan (empty: converged). None when
+    not re-read: an interrupted apply, a plan file's without its manifests, and one with failed calls
+    unless ``confirm_failed`` (watch: its gauges then show what is left)."""
     report = execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_done=on_done, live=live)
     on_report(report)
     if report.interrupted or manifests is None or not (report.ok or confirm_failed):
-        return Applied(report, None)
-    return Applied(report, confirm_converged(manifests, client, plan, live, report))
+        return report, None
+    return report, confirm_converged(manifests, client, plan, live, report)
 
 
 def not_converged(plan: Plan) -> ApplyError:

@@ -1,5 +1,4 @@
-"""Did-you-mean: the closest known name to a misspelt one (used by the models' validators and by
-``messages``, which the models must not import)."""
+"""Did-you-mean, for the models' validators and ``messages`` (which the models must not import)."""
 
 from __future__ import annotations
 
