@@ -58,6 +58,7 @@ def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr:
           quiet: bool, log_format: str, approvals: tuple[str, ...], options: Any, conn: Any) -> None:
     """Reconcile continuously: every interval reload the manifests, plan, report (and with --apply,
     heal). SIGTERM/SIGINT: the calls in flight finish, then it reports and exits 0."""
+    del quiet  # taken, as by every connecting command, and without effect: a cycle's lines are watch's output
     from reconciler.telemetry import Telemetry
     from reconciler.watch import WatchConfig, Watcher, check_notify_url
 
