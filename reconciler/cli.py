@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from reconciler.cli_common import load as _load
 from reconciler.cli_common import read_progress as _read_progress
 from reconciler.cli_common import say as _say
 from reconciler.cli_confine import install as install_confine
-from reconciler.cli_flags import APPROVE, SAVED, connection_flags, flags_given, plan_flags
+from reconciler.cli_flags import APPROVE, REHEARSE, SAVED, connection_flags, flags_given, plan_flags
 from reconciler.cli_observe import install as install_observe
 from reconciler.cli_observe import show_error
 from reconciler.cli_pull import pull
@@ -69,12 +68,6 @@ def main() -> None:
     """
 
 
-def _rehearse_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--rehearse", is_flag=True,
-                        help="Rehearse the plan on an in-process replica of the live state read first (no request, "
-                        "no secret); exit 1 on a refusal or when the replica does not converge.")(f)
-
-
 def _report_read(verbose: bool, live: Any) -> None:
     from reconciler.telemetry import current
 
@@ -121,7 +114,7 @@ def schema(of_plan: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
-@_rehearse_option
+@REHEARSE
 @plan_flags()
 @connection_flags
 def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
@@ -194,7 +187,7 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, verbose: bool, quiet: b
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
 @APPROVE
-@_rehearse_option
+@REHEARSE
 @plan_flags()
 @connection_flags
 def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals: tuple[str, ...], verbose: bool,

@@ -93,9 +93,12 @@ CONNECTION_FLAGS = (
 )
 
 
-#: --approve of apply and watch (not a plan option: approvals are given anew to each apply).
+#: Flags of two commands that fill no options object: --approve (apply, watch), --rehearse (plan, apply).
 APPROVE = click.option("--approve", "approvals", multiple=True, metavar="RULE",
                        help="Approve what this policy rule (effect require_approval) holds back (repeatable).")
+REHEARSE = click.option("--rehearse", is_flag=True, help="Rehearse the plan on an in-process replica of the live "
+                        "state read first (no request, no secret); exit 1 on a refusal or when the replica does "
+                        "not converge.")
 
 
 def _bind(into: str, flags: Iterable[Flag], target: str, argument: str,
