@@ -8,6 +8,7 @@ latter survives a restart.
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import sys
 from typing import TextIO
@@ -49,9 +50,17 @@ def serve(settings: EmulatorSettings, out: TextIO | None = None) -> None:
     except ValueError as exc:  # a bad --faults spec or --rate-limit
         emu.store.close()
         raise ConfigError(str(exc)) from None
+    try:  # bound here, so that a port in use is an error of ours (exit 1), not uvicorn's exit 3
+        sock = socket.create_server((settings.host.strip("[]"), settings.port),
+                                    family=socket.AF_INET6 if ":" in settings.host else socket.AF_INET)
+    except OSError as exc:
+        emu.store.close()
+        raise ConfigError(f"--host {settings.host} --port {settings.port}: cannot listen "
+                          f"({exc.strerror or exc})") from None
     stream = out or sys.stdout
     print(banner(settings), file=stream, flush=True)
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", lifespan="off")
+        uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off")).run(sockets=[sock])
     finally:
+        sock.close()
         emu.store.close()

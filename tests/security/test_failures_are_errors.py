@@ -96,3 +96,14 @@ def test_an_emulator_database_that_cannot_be_opened_is_an_error(tmp_path: Path) 
 def test_an_emulator_port_out_of_range_is_a_usage_error() -> None:
     result = CliRunner().invoke(main, ["emulator", "--port", "99999"], catch_exceptions=False)
     assert result.exit_code == 1 and "99999 is not in the range 0<=x<=65535" in result.output
+
+
+def test_an_emulator_port_in_use_is_an_error_not_a_server_exit_code() -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["emulator", "--port", str(port)], catch_exceptions=False)
+
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: --host 127.0.0.1 --port {port}: cannot listen")
