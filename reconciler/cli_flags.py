@@ -3,8 +3,8 @@
 A ``Flag`` is named by the field it fills. ``@plan_flags(...)`` and ``@connection_flags`` add a
 group of them to a command: their values are collected on the click context as they are parsed
 (never passed as keyword arguments), and the callback receives the object built from them
-(``options``, ``conn``). So a flag reaches its field or the command does not start; the test
-(tests/cli/test_flags.py) passes every flag of every command and finds its value there.
+(``options``, ``conn``). No command can drop one: a flag's name is the field it sets, and the
+test (tests/cli/test_flags.py) passes every flag of every command and finds its value there.
 """
 
 from __future__ import annotations
