@@ -15,6 +15,7 @@ from reconciler import __version__
 from reconciler.cli_observe import show_error
 from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.errors import PlanError, ReconcilerError
+from reconciler.pydantic_plugins import skip_discovery as skip_plugin_discovery
 
 
 class _Group(click.Group):
@@ -31,9 +32,9 @@ class _Group(click.Group):
         click's 2: exit 2 means "changes" or "drift" here, and a typo in a CI job must not read as
         either."""
         # No pydantic plugin has anything to see in the manifest models: skip their discovery (a scan
-        # of every installed package's metadata on the first model, paid by every command). Set the
-        # variable to load them anyway.
-        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        # of every installed package's metadata on the first model, paid by every command). Set
+        # PYDANTIC_DISABLE_PLUGINS to load them anyway.
+        skip_plugin_discovery()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:

@@ -25,11 +25,12 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import jsonschema_rs
+from typing import TYPE_CHECKING, Any
 
 from reconciler.providers import without_required
+
+if TYPE_CHECKING:
+    import jsonschema_rs
 
 #: (path inside the config, message) of one preset config's mismatch
 Mismatch = tuple[tuple[str | int, ...], str]
@@ -50,6 +51,8 @@ def _refuse(uri: str) -> Any:
 @lru_cache(maxsize=1)
 def _meta_validator() -> jsonschema_rs.Validator | None:
     """jsonschema-rs over the Draft-07 meta-schema; None when its file cannot be found."""
+    import jsonschema_rs  # imported by the first AGENT integration: a tree without one does not pay for it
+
     spec = importlib.util.find_spec("jsonschema_specifications")  # the package's path, not its import
     for location in (spec.submodule_search_locations or []) if spec else []:
         path = Path(location, "schemas", "draft7", "metaschema.json")
@@ -81,6 +84,8 @@ def schema_error(schema_json: str) -> str | None:
 def _fast_partial(schema_json: str) -> jsonschema_rs.Validator | None:
     if '"pattern' in schema_json:  # pattern or patternProperties: Python's regexes decide
         return None
+    import jsonschema_rs
+
     try:
         return jsonschema_rs.Draft7Validator(without_required(json.loads(schema_json)), validate_formats=False,
                                              retriever=_refuse)
