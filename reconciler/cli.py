@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from reconciler import __version__
+from reconciler import __version__, fast_exit
 from reconciler.cli_observe import show_error
 from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.errors import PlanError, ReconcilerError
@@ -20,6 +20,7 @@ from reconciler.pydantic_plugins import skip_discovery as skip_plugin_discovery
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        fast_exit.deny()  # a command runs: the process exits normally unless it allows otherwise
         try:
             return super().invoke(ctx)
         except ReconcilerError as exc:
