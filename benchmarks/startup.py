@@ -85,16 +85,20 @@ def measure(runs: int) -> dict[str, Any]:
             "importtime": {name: importtime(args) for name, args in IMPORTTIME}}
 
 
-def importtime(args: list[str], top: int = 10) -> list[dict[str, Any]]:
-    """The ``top`` modules by their own import time (µs) for ``python -X importtime -m reconciler ARGS``."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "reconciler", *args], cwd=ROOT,
-                          capture_output=True, text=True, env=_env(), check=True)
-    modules: list[dict[str, Any]] = []
-    for line in done.stderr.splitlines():
-        if not line.startswith("import time:") or "|" not in line or "self [us]" in line:
-            continue
-        own, cumulative, name = line.removeprefix("import time:").split("|")
-        modules.append({"module": name.strip(), "self_us": int(own), "cumulative_us": int(cumulative)})
+def importtime(args: list[str], top: int = 10, runs: int = 7) -> list[dict[str, Any]]:
+    """The ``top`` modules by their own import time (µs) for ``python -X importtime -m reconciler ARGS``,
+    each figure the median of ``runs`` runs (one run on a shared machine is mostly noise)."""
+    seen: dict[str, list[tuple[int, int]]] = {}
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "reconciler", *args], cwd=ROOT,
+                              capture_output=True, text=True, env=_env(), check=True)
+        for line in done.stderr.splitlines():
+            if not line.startswith("import time:") or "|" not in line or "self [us]" in line:
+                continue
+            own, cumulative, name = line.removeprefix("import time:").split("|")
+            seen.setdefault(name.strip(), []).append((int(own), int(cumulative)))
+    modules: list[dict[str, Any]] = [{"module": name, "self_us": int(statistics.median(o for o, _ in times)),
+                "cumulative_us": int(statistics.median(c for _, c in times))} for name, times in seen.items()]
     return sorted(modules, key=lambda m: -m["self_us"])[:top]
 
 
@@ -118,8 +122,8 @@ def table(result: dict[str, Any]) -> str:
                      f"{cpu_ratio} | {target} | {met} |")
     lines += ["", NOTES]
     for name, modules in result["importtime"].items():
-        lines += ["", f"`python -X importtime -m {name}`: the ten modules that cost the most (their own time; "
-                      "cumulative includes what they import):", "",
+        lines += ["", f"`python -X importtime -m {name}`: the ten modules that cost the most (their own time, "
+                      "median of 7 runs; cumulative includes what they import):", "",
                   "| module | self ms | cumulative ms |", "|---|---:|---:|"]
         lines += [f"| {m['module']} | {m['self_us'] / 1000:.1f} | {m['cumulative_us'] / 1000:.1f} |" for m in modules]
     return "\n".join(lines)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-import threading
 from typing import NoReturn
 
 _allowed = True  # until a command runs: --version, --help, a usage error
@@ -39,7 +38,8 @@ def allow() -> None:
 
 def leave(code: str | int | None) -> NoReturn:
     """Exit with ``code`` (as ``SystemExit`` would), at once when that is safe."""
-    if _allowed and not isinstance(code, str) and threading.active_count() == 1:
+    threading = sys.modules.get("threading")  # not imported: no thread was started with it
+    if _allowed and not isinstance(code, str) and (threading is None or threading.active_count() == 1):
         try:
             atexit._run_exitfuncs()
             sys.stdout.flush()
