@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from reconciler import __version__
+from reconciler import __version__, teardown
 from reconciler.cli_common import events as _events
 from reconciler.cli_common import load as _load
 from reconciler.cli_common import read_progress as _read_progress
@@ -23,10 +23,12 @@ from reconciler.cli_observe import show_error
 from reconciler.cli_pull import pull
 from reconciler.cli_watch import watch
 from reconciler.errors import PlanError, ReconcilerError
+from reconciler.pydantic_plugins import skip_discovery as skip_plugin_discovery
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        teardown.deny()  # a command runs: the process exits normally unless it allows otherwise
         try:
             return super().invoke(ctx)
         except ReconcilerError as exc:
@@ -39,9 +41,9 @@ class _Group(click.Group):
         click's 2: exit 2 means "changes" or "drift" here, and a typo in a CI job must not read as
         either."""
         # No pydantic plugin has anything to see in the manifest models: skip their discovery (a scan
-        # of every installed package's metadata on the first model, paid by every command). Set the
-        # variable to load them anyway.
-        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        # of every installed package's metadata on the first model, paid by every command). Set
+        # PYDANTIC_DISABLE_PLUGINS to load them anyway.
+        skip_plugin_discovery()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
@@ -82,7 +84,7 @@ def _report_read(verbose: bool, live: Any) -> None:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
-@plan_flags("policies", "variables", "var_files",
+@plan_flags("policies", "variables", "var_files", target="types:SimpleNamespace",  # validate imports no planner
             policies={"help": "Check these Policy documents too (a file or a directory; repeatable)."})
 def validate(paths: tuple[str, ...], check_secrets: bool, options: Any) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""

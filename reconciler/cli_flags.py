@@ -118,12 +118,13 @@ def _bind(into: str, flags: Iterable[Flag], target: str, argument: str,
     return decorate
 
 
-def plan_flags(*names: str, **override: Mapping[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The ``PLAN_FLAGS`` named, in that order (all when none is); ``options: PlanOptions`` given to
-    the callback. ``override`` changes a flag's click settings for this command (``since={"help": ...}``)."""
+def plan_flags(*names: str, target: str = "reconciler.plan.model:PlanOptions",
+               **override: Mapping[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``PLAN_FLAGS`` named, in that order (all when none is); ``options: PlanOptions`` (or
+    ``target``) given to the callback. ``override`` changes a flag's click settings for this command
+    (``since={"help": ...}``)."""
     flags = {f.name: f for f in PLAN_FLAGS}
-    return _bind("plan_options", [flags[n] for n in names] if names else PLAN_FLAGS,
-                 "reconciler.plan.model:PlanOptions", "options", override)
+    return _bind("plan_options", [flags[n] for n in names] if names else PLAN_FLAGS, target, "options", override)
 
 
 def connection_flags(f: Callable[..., Any]) -> Callable[..., Any]:

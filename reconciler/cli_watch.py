@@ -13,6 +13,7 @@ from reconciler.errors import ConfigError
 
 #: apply's flags that watch refuses: they would send the same secrets again on every cycle.
 PER_APPLY = ("rotate_secrets", "rotate", "since")
+HIDDEN: dict[str, Any] = {name: {"hidden": True} for name in PER_APPLY}  # kept for their message, not listed
 
 
 class _Parsed(click.ParamType[Any]):
@@ -51,7 +52,7 @@ class _Parsed(click.ParamType[Any]):
                    "retries the whole cycle with its own backoff.")
 @click.option("--once", is_flag=True, help="Run one cycle and exit: 0 in sync (or healed), 2 drift left, 1 failed.")
 @APPROVE
-@plan_flags(**{name: {"hidden": True} for name in PER_APPLY})  # kept for their message, not listed
+@plan_flags(**HIDDEN)
 @connection_flags
 def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr: tuple[str, int] | None,
           git_pull: bool, notify_url: str | None, max_backoff: float, request_retries: int | None, once: bool, verbose: bool,
