@@ -5,9 +5,14 @@ says ``restricted: false``, it compares (and creates) them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LiveState
+from reconciler.errors import PlanError
+from reconciler.manifests import load_manifests
+from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LiveState, RestrictionObject
+from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from tests.plan.helpers import RESEARCH, key, live_llm, llm, manifests, res, state
 from tests.plan.test_kinds_plan import VERSION, live_prompt
@@ -63,3 +68,50 @@ def test_a_fresh_account_or_a_tree_saying_only_unrestricted_compares() -> None:
         ("POST", "/v2/resource-restrictions")]
     p = res("Prompt", "p", "research", restricted=False, version=VERSION)
     assert make_plan(manifests(p), live_with("prompt")).warnings == ()
+
+
+def test_only_live_prompts_that_declare_restricted_are_named() -> None:
+    unrestricted = res("Prompt", "p", "research", version=VERSION)  # says nothing about restricted
+    plan = make_plan(manifests(DASH, unrestricted), live_with("prompt"))
+    assert WARNING.format("ResourceRestriction/dash") in plan.warnings
+    not_live = res("Prompt", "new", "research", restricted=True, version=VERSION)
+    plan = make_plan(manifests(DASH, not_live, llm("judge", api_key=key())), live_with("llm"))
+    assert WARNING.format("ResourceRestriction/dash") in plan.warnings
+
+
+def test_apply_compares_restrictions_whatever_the_list_shows() -> None:
+    plan = make_plan(manifests(DASH, llm("judge", api_key=key())), live_with("llm"),
+                     PlanOptions(restrictions="compare"))
+    assert not plan.warnings and plan.options.restrictions == "compare"
+    assert [op.path for op in plan.operations if op.kind == "ResourceRestriction"] == ["/v2/resource-restrictions"]
+
+
+def test_a_plan_that_skipped_restrictions_names_them_even_in_a_fresh_account() -> None:
+    plan = make_plan(manifests(DASH), state(), PlanOptions(restrictions="skip"))
+    assert plan.warnings == (WARNING.format("ResourceRestriction/dash"),)
+    assert plan.operations == () and plan.options.restrictions == "skip"
+
+
+def test_a_restriction_of_a_prompt_declared_unrestricted_names_both_lines(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("t.yaml").write_text("""\
+kind: Prompt
+space: research
+name: p
+restricted: false
+version: {commit_message: v1, provider: VENDOR_A, model: m, messages: [{role: user, content: "{q}"}]}
+---
+kind: ResourceRestriction
+name: pr
+resource_type: PROMPT
+resource_id: UHI6MQ
+""")
+    live = live_with("prompt")
+    live.restrictions[("PROJECT", "UHJvajo5")] = RestrictionObject.model_validate(
+        {"resource_type": "PROJECT", "resource_id": "UHJvajo5", "created_at": "2026-01-01T00:00:00Z"})
+    with pytest.raises(PlanError) as err:
+        make_plan(load_manifests(["t.yaml"]), live)
+    assert str(err.value) == (
+        "cannot plan:\n  t.yaml:10: ResourceRestriction/pr: resource_id: UHI6MQ is the id of Prompt/research/p, "
+        "whose manifest says restricted: false (t.yaml:4); declare the restriction in one place")
