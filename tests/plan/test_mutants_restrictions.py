@@ -115,3 +115,45 @@ resource_id: UHI6MQ
     assert str(err.value) == (
         "cannot plan:\n  t.yaml:10: ResourceRestriction/pr: resource_id: UHI6MQ is the id of Prompt/research/p, "
         "whose manifest says restricted: false (t.yaml:4); declare the restriction in one place")
+
+
+def seen(*restrictions: tuple[str, str]) -> LiveState:
+    """The live prompt p (UHI6MQ) and restrictions a key that manages them sees."""
+    s = live_with("prompt")
+    for rtype, rid in (("PROJECT", "UHJvajo5"), *restrictions):
+        s.restrictions[(rtype, rid)] = RestrictionObject.model_validate(
+            {"resource_type": rtype, "resource_id": rid, "created_at": "2026-01-01T00:00:00Z"})
+    return s
+
+
+def test_a_conflict_without_recorded_lines_is_said_without_them_and_others_are_still_planned() -> None:
+    pr = res("ResourceRestriction", "pr", resource_type="PROMPT", resource_id="UHI6MQ")
+    p = res("Prompt", "p", "research", restricted=False, version=VERSION)
+    pr2 = res("ResourceRestriction", "pr2", resource_type="PROMPT", resource_id="UHI6MQ")
+    with pytest.raises(PlanError) as err:
+        make_plan(manifests(pr, pr2, p), seen())
+    assert str(err.value) == "cannot plan:\n" + "\n".join(
+        f"  ResourceRestriction/{n}: resource_id: UHI6MQ is the id of Prompt/research/p, whose manifest says "
+        "restricted: false; declare the restriction in one place" for n in ("pr", "pr2"))
+    plan = make_plan(manifests(DASH, p), seen())  # without the conflict the other restriction is created
+    assert [op.path for op in plan.operations] == ["/v2/resource-restrictions"]
+
+
+def test_a_restricted_prompt_and_its_restriction_declared_both_agree() -> None:
+    pr = res("ResourceRestriction", "pr", resource_type="PROMPT", resource_id="UHI6MQ")
+    p = res("Prompt", "p", "research", restricted=True, version=VERSION)
+    assert make_plan(manifests(pr, p), seen(("PROMPT", "UHI6MQ"))).operations == ()
+
+
+def test_a_restriction_already_there_is_no_change_and_another_type_is_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert make_plan(manifests(DASH), seen(("DASHBOARD", "RGFzaDox"))).empty
+    plan = make_plan(manifests(DASH), seen(("PROJECT", "RGFzaDox")))
+    assert plan.empty and plan.warnings == ("ResourceRestriction/dash: resource_type is DASHBOARD, but the service "
+                                            "reports RGFzaDox as a PROJECT, and it is restricted",)
+    monkeypatch.chdir(tmp_path)
+    Path("r.yaml").write_text("kind: ResourceRestriction\nname: dash\nresource_type: DASHBOARD\n"
+                              "resource_id: RGFzaDox\n")
+    plan = make_plan(load_manifests(["r.yaml"]), seen(("PROJECT", "RGFzaDox")))
+    assert plan.warnings == ("ResourceRestriction/dash: resource_type is DASHBOARD, but the service reports "
+                             "RGFzaDox as a PROJECT, and it is restricted (r.yaml:3)",)
