@@ -4,11 +4,13 @@ its alias, and a ``KIND/SPACE/NAME`` protect glob keeps exactly the resources of
 
 from __future__ import annotations
 
+import pytest
+
 from reconciler.model import Ownership
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_text
-from tests.plan.helpers import RESEARCH, key, llm, manifests, res, state
+from tests.plan.helpers import RESEARCH, key, live_llm, llm, manifests, res, state
 from tests.plan.test_lifecycle_edges import VERSION, aliased, dataset, evaluator, plan_error, prompt, synced
 
 TC = {"name": "f", "template": "t", "llm_config": {"integration": "judge", "model_name": "m"},
@@ -50,3 +52,38 @@ def test_a_protect_glob_with_a_space_keeps_only_that_space_s_matches() -> None:
     assert ("Prompt/research/keep-1: kept, not deleted by --prune: protected (Ownership team: protect "
             "Prompt/research/keep*)") in plan.warnings
     assert "Prompt/research/keep-1" not in render_text(plan).split("Warning:")[0]
+
+
+def test_alias_errors_name_the_aliases_field() -> None:
+    live = state(synced("a", "I1"), synced("b", "I2"))
+    assert plan_error(manifests(aliased(llm("new", api_key=key()), "a", "b")), live) == (
+        "cannot plan:\n  Integration/new: aliases: several aliases exist live: a (I1), b (I2); only one can become new")
+
+
+def test_a_saved_plan_of_a_rename_goes_stale_when_the_old_object_changes() -> None:
+    tree = manifests(aliased(llm("new", api_key=key(), is_function_calling_enabled=True), "old"))
+    before = make_plan(tree, state(synced("old", "I1"))).fingerprints["Integration/new"]
+    moved = live_llm("old", id="I1", is_function_calling_enabled=False, has_api_key=True)
+    assert make_plan(tree, state(moved)).fingerprints["Integration/new"] != before
+
+
+def test_replacing_a_protected_integration_says_why_once() -> None:
+    live = state(live_llm("p", provider="VENDOR_A", id="I1", has_api_key=True))
+    message = plan_error(manifests(aliased(llm("p", provider="VENDOR_B", api_key=key()), protect=True)), live,
+                         PlanOptions(allow_replace=True))
+    assert message == ("cannot plan:\n  Integration/p is protected (Integration/p): the plan would replace it "
+                       "(replace: provider VENDOR_A -> VENDOR_B); change it back, or remove the protection "
+                       "first")
+
+
+@pytest.mark.parametrize("glob", ["Dataset/d", "Dataset/research/d"])
+def test_a_protect_glob_on_a_dataset_keeps_its_experiments(glob: str) -> None:
+    live = state()
+    exps = [{"id": f"X{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"} for i in (1, 2)]
+    live.datasets[(RESEARCH, "d")] = dataset(RESEARCH, "d", exps)
+    owner = Ownership("team", spaces=("research",), protect=(glob,))
+    d = res("Dataset", "d", "research", examples=[], experiment_retention={"keep_last": 1})
+    plan = make_plan(manifests(d, ownership=owner), live)
+    assert plan.operations == ()
+    assert plan.warnings == ("Experiment/research/d/e1 (X1): kept, not deleted by retention: Dataset/research/d is "
+                             f"protected (Ownership team: protect {glob})",)
