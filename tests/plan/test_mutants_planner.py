@@ -4,14 +4,17 @@ exist, is not a duplicate."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from reconciler.errors import PlanError
 from reconciler.manifests import load_manifests
+from reconciler.model import LiveDataset
+from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
-from tests.plan.helpers import manifests, res, state
+from tests.plan.helpers import RESEARCH, manifests, res, state
 
 EXAMPLES = [{"q": 1}]
 
@@ -49,3 +52,41 @@ def test_the_same_name_in_two_spaces_or_in_unknown_spaces_is_no_duplicate() -> N
     message = error(manifests(res("Dataset", "d", "nowhere", examples=EXAMPLES),
                               res("Dataset", "d", "elsewhere", examples=EXAMPLES)))
     assert "again" not in message and message.count("no space named (or with the id)") == 2
+
+
+def test_a_duplicate_does_not_hide_the_problems_after_it() -> None:
+    message = error(manifests(res("Dataset", "d", "research", examples=EXAMPLES),
+                              res("Dataset", "d", "U3BhY2U6Mg", examples=EXAMPLES),
+                              res("Dataset", "x", "nowhere", examples=EXAMPLES)))
+    assert "declares Dataset/research/d again" in message
+    assert "Dataset/nowhere/x: space: no space named (or with the id) 'nowhere' exists" in message
+
+
+def test_a_targeted_plan_says_it_may_be_incomplete() -> None:
+    tree = manifests(res("Dataset", "d", "research", examples=EXAMPLES), res("Dataset", "e", "research",
+                                                                             examples=EXAMPLES))
+    plan = make_plan(tree, state(), PlanOptions(targets=("Dataset/*",)))
+    assert plan.warnings == ("--target limits this run to Dataset/research/d, Dataset/research/e; the plan may be "
+                             "incomplete for everything else",)
+
+
+def test_retention_counts_days_from_the_time_given_or_now() -> None:
+    live = state()
+    exps = [{"id": "X1", "name": "e1", "created_at": "2026-05-01T00:00:00Z"},
+            {"id": "X2", "name": "e2", "created_at": "2026-05-10T00:00:00Z"}]
+    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset={"id": "D1", "name": "d", "space_id": RESEARCH},
+                                                 examples=[{"id": "E1", "q": 1}], experiments=exps)
+    tree = manifests(res("Dataset", "d", "research", examples=EXAMPLES,
+                         experiment_retention={"keep_last": 1, "older_than_days": 30}))
+    assert make_plan(tree, live, now=datetime(2026, 5, 15, tzinfo=UTC)).operations == ()
+    later = make_plan(tree, live, now=datetime(2026, 7, 1, tzinfo=UTC))
+    assert [op.path for op in later.operations] == ["/v2/experiments/X1"]
+    assert len(make_plan(tree, live).operations) == 1  # now: the clock, in UTC
+
+
+def test_a_plan_that_hides_restrictions_records_it_for_apply() -> None:
+    from tests.plan.test_kinds_plan import VERSION, live_prompt  # a reader key: it sees no restriction
+    live = state()
+    live.prompts[(RESEARCH, "p")] = live_prompt()
+    plan = make_plan(manifests(res("Prompt", "p", "research", restricted=True, version=VERSION)), live)
+    assert plan.options.restrictions == "skip"
