@@ -9,7 +9,7 @@ import json
 from reconciler.model import SecretRef
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json
-from tests.plan.helpers import key, manifests, res, state
+from tests.plan.helpers import key, llm, manifests, res, state
 
 
 def test_a_created_agent_masks_its_secrets_under_escaped_pointers() -> None:
@@ -29,3 +29,17 @@ def test_a_created_agent_masks_its_secrets_under_escaped_pointers() -> None:
         ("config.request_presets.0.config.t", None, 1),
         ("config.request_presets.0.config.tags", None, ["a"])]
     assert op["id"] == "Integration/AGENT/agent#create" and op["address"] == "Integration/agent"
+
+
+def test_rotate_says_secrets_are_sent_only_when_one_is() -> None:
+    from reconciler.plan.model import PlanOptions
+    from tests.plan.helpers import live_llm
+    from tests.plan.test_plan_language import AGENT_LIVE
+
+    live = state(live_llm("a", id="I1", has_api_key=True, is_function_calling_enabled=True), AGENT_LIVE)
+    rotate = PlanOptions(rotate=("Integration/a", "Integration/agent"))
+    (op,) = make_plan(manifests(llm("a", api_key=key(), is_function_calling_enabled=True)), live, rotate).operations
+    assert (op.path, op.note) == ("/v2/integrations/I1", "secrets sent: --rotate")
+    agent = res("Integration", "agent", type="AGENT", config={"endpoint": "https://b.example/run"})
+    (op,) = make_plan(manifests(agent), live, rotate).operations
+    assert (op.path, op.note) == ("/v2/integrations/QUc6MQ", None)
