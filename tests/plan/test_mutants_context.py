@@ -43,3 +43,14 @@ def test_rotate_says_secrets_are_sent_only_when_one_is() -> None:
     agent = res("Integration", "agent", type="AGENT", config={"endpoint": "https://b.example/run"})
     (op,) = make_plan(manifests(agent), live, rotate).operations
     assert (op.path, op.note) == ("/v2/integrations/QUc6MQ", None)
+
+
+def test_an_update_without_secrets_is_sent_as_planned() -> None:
+    from reconciler.apply.resolve import request_for
+    from tests.plan.helpers import RESEARCH
+    from tests.plan.test_kinds_plan import VERSION, live_prompt
+
+    live = state()
+    live.prompts[(RESEARCH, "p")] = live_prompt()
+    (op,) = make_plan(manifests(res("Prompt", "p", "research", description="new", version=VERSION)), live).operations
+    assert request_for(op, {}, "2026-01-01T00:00:00Z") == ("/v2/prompts/UHI6MQ", {"description": "new"})
