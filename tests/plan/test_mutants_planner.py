@@ -90,3 +90,17 @@ def test_a_plan_that_hides_restrictions_records_it_for_apply() -> None:
     live.prompts[(RESEARCH, "p")] = live_prompt()
     plan = make_plan(manifests(res("Prompt", "p", "research", restricted=True, version=VERSION)), live)
     assert plan.options.restrictions == "skip"
+
+
+def test_the_ownership_s_ignore_changes_leave_a_difference_as_live_and_name_a_rule_matching_nothing() -> None:
+    from reconciler.model import Ownership
+    from tests.plan.helpers import key, live_llm, llm
+
+    own = Ownership("team", integrations=("*",), ignore_changes=(
+        (("Integration/a",), ("config.is_function_calling_enabled",)), (("Prompt/none*",), ("description",))))
+    live = state(live_llm("a", id="I1", has_api_key=True, is_function_calling_enabled=False))
+    plan = make_plan(manifests(llm("a", api_key=key(), is_function_calling_enabled=True), ownership=own), live)
+    assert plan.operations == ()
+    assert [(i.address, i.path, i.before, i.after) for i in plan.ignored] == [
+        ("Integration/a", "config.is_function_calling_enabled", False, True)]
+    assert plan.warnings == ("Ownership/team: ignore_changes match ['Prompt/none*'] matches no declared resource",)
