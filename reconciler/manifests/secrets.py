@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from reconciler.errors import SecretError
-from reconciler.manifests.models import HEADER_SIZE_MEASURE
+from reconciler.manifests.fields import HEADER_SIZE_MEASURE
 from reconciler.manifests.yamlload import Problem, display_path
 from reconciler.model import DesiredResource, ManifestSet, SecretRef, Source
 from reconciler.providers import HEADER_MAP_MAX_BYTES, serialized_header_bytes

@@ -9,8 +9,9 @@ from typing import Any
 from pydantic import MISSING, ValidationError
 
 from reconciler.manifests.examples import dataset_examples
+from reconciler.manifests.fields import a_kind_of
 from reconciler.manifests.messages import Ctx, report
-from reconciler.manifests.models import DOCUMENT, DOCUMENT_KINDS, ManifestDocument, a_kind_of, spec_of
+from reconciler.manifests.models import DOCUMENT, DOCUMENT_KINDS, ManifestDocument, spec_of
 from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
 from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
 
