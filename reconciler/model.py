@@ -18,9 +18,9 @@ from typing import Any, Literal, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from reconciler.errors import ResponseError, SecretError
-
-KINDS = ("Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction")
-SPACED_KINDS = ("Prompt", "Dataset", "Evaluator")
+from reconciler.kinds import DATASET, KIND_SPECS
+from reconciler.kinds import KINDS as KINDS  # the registry's names, known here too
+from reconciler.kinds import SPACED_KINDS as SPACED_KINDS
 
 
 @dataclass(frozen=True)
@@ -139,13 +139,11 @@ class DesiredResource:
 
     @property
     def identity(self) -> tuple[str, ...]:
-        """Unique across a manifest set: Integration (type, name); spaced kinds (space, name);
-        ResourceRestriction (resource_type, resource_id)."""
-        if self.kind == "Integration":
-            return ("Integration", str(self.spec.get("type")), self.name)
-        if self.kind == "ResourceRestriction":
-            return ("ResourceRestriction", str(self.spec.get("resource_type")), str(self.spec.get("resource_id")))
-        return (self.kind, str(self.space), self.name)
+        """Unique across a manifest set: the kind and its registered identity fields
+        (``KindSpec.identity``: Integration (type, name); spaced kinds (space, name);
+        ResourceRestriction (resource_type, resource_id))."""
+        head = {"name": self.name, "space": self.space}
+        return (self.kind, *(str(head[f] if f in head else self.spec.get(f)) for f in KIND_SPECS[self.kind].identity))
 
     @property
     def address(self) -> str:
@@ -217,10 +215,8 @@ class ManifestSet:
             kinds |= set(SPACED_KINDS) if self.ownership.spaces else set()
         return ReadScope(
             spaces=frozenset(spaces),
-            prompts=keys("Prompt"),
-            datasets=keys("Dataset"),
-            evaluators=keys("Evaluator"),
-            retention=keys("Dataset", lambda r: r.spec.get("experiment_retention") is not None),
+            **{k.table: keys(k.name) for k in KIND_SPECS.values() if k.spaced},
+            retention=keys(DATASET.name, lambda r: r.spec.get("experiment_retention") is not None),
             kinds=frozenset(kinds),
         )
 

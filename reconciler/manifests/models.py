@@ -37,6 +37,8 @@ from pydantic import (
     model_validator,
 )
 
+from reconciler.kinds import DOCUMENT_KINDS as DOCUMENT_KINDS  # the kinds a document may have
+from reconciler.kinds import KINDS, SPACED_KINDS
 from reconciler.manifests.config_models import (
     LLM_CONFIGS as LLM_CONFIGS,  # the configs by provider, known here
 )
@@ -56,7 +58,6 @@ from reconciler.manifests.fields import (
     rule_error,
     tagged,
 )
-from reconciler.model import KINDS, SPACED_KINDS
 from reconciler.providers import PROVIDERS
 
 # ------------------------------------------------------------------ documents
@@ -366,7 +367,8 @@ class Ownership(Document):
         "Ignore rules for many resources: address globs (match) x field paths (fields).")
 
 
-#: One entry per kind: adding a kind is a model above and a line here.
+#: The model of each document kind (``kinds.DOCUMENT_KINDS``): a kind registered in ``reconciler.kinds``
+#: has its model above and a line here, in the registry's order (``tests/test_kinds.py`` checks both).
 KIND_MODELS: Mapping[str, Any] = {
     "Integration": INTEGRATION,
     "Prompt": Prompt,
@@ -375,9 +377,6 @@ KIND_MODELS: Mapping[str, Any] = {
     "ResourceRestriction": ResourceRestriction,
     "Ownership": Ownership,
 }
-#: The kinds a document may have: the resource kinds, and the tree's Ownership.
-DOCUMENT_KINDS = (*KINDS, "Ownership")
-assert tuple(KIND_MODELS) == DOCUMENT_KINDS
 
 ManifestDocument = tagged("kind", KIND_MODELS)
 DOCUMENT: TypeAdapter[Any] = TypeAdapter(ManifestDocument, config=ConfigDict(hide_input_in_errors=True, strict=True))
