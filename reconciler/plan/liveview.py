@@ -11,14 +11,15 @@ edits. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.client.live import same_example, user_fields
+from reconciler.kinds import KIND_SPECS
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveState
-from reconciler.plan.context import canonical, integration_doc
+from reconciler.plan.context import canonical, integration_doc, restriction_doc
 from reconciler.plan.datasets import match_by_content
 from reconciler.plan.prompts import VERSION_FIELDS, _norm
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
@@ -88,27 +89,28 @@ class ResourceDiff:
 
 def resource_diff(r: DesiredResource, live: LiveState) -> ResourceDiff:
     out = ResourceDiff(r)
-    if r.kind == "Integration":
-        _integration(r, live, out)
-    elif r.kind in ("Prompt", "Dataset", "Evaluator"):
-        space_id = live.space_id(str(r.space))
-        if space_id is None:
-            out.missing = False
-            out.notes.append(f"{r.address}: space {r.space!r} does not exist live")
-            return out
-        tables: dict[str, Mapping[tuple[str, str], Any]] = {
-            "Prompt": live.prompts, "Dataset": live.datasets, "Evaluator": live.evaluators}
-        table = tables[r.kind]
-        found = table.get((space_id, r.name))
-        if found is None:
-            out.renamed = any((space_id, a) in table for a in r.aliases)
-            out.missing = not out.renamed
-            return out
-        {"Prompt": _prompt, "Dataset": _dataset, "Evaluator": _evaluator}[r.kind](r, found, live, out)
-    elif r.kind == "ResourceRestriction":
-        rid = str(r.spec.get("resource_id"))
-        out.missing = not any(k[1] == rid for k in live.restrictions)
+    spec = KIND_SPECS[r.kind]
+    if not spec.spaced:
+        ACCOUNT_WIDE_DIFFS[r.kind](r, live, out)
+        return out
+    space_id = live.space_id(str(r.space))
+    if space_id is None:
+        out.missing = False
+        out.notes.append(f"{r.address}: space {r.space!r} does not exist live")
+        return out
+    table: Mapping[tuple[str, str], Any] = getattr(live, spec.table)
+    found = table.get((space_id, r.name))
+    if found is None:
+        out.renamed = any((space_id, a) in table for a in r.aliases)
+        out.missing = not out.renamed
+        return out
+    SPACED_DIFFS[r.kind](r, found, live, out)
     return out
+
+
+def _restriction(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None:
+    rid = restriction_doc(r).resource_id
+    out.missing = not any(k[1] == rid for k in live.restrictions)
 
 
 def _set(out: ResourceDiff, path: str, old: Any, new: Any) -> None:
@@ -335,3 +337,10 @@ def _evaluator(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff)
     message = obj.latest.commit_message if obj.latest is not None else None
     if changed and message and "commit_message" in r.spec and r.spec["commit_message"] != message:
         _set(out, "commit_message", r.spec["commit_message"], message)
+
+
+#: Each registered kind's comparison (``reconciler.kinds``): account-wide ones look live up themselves.
+ACCOUNT_WIDE_DIFFS: Mapping[str, Callable[[DesiredResource, LiveState, ResourceDiff], None]] = {
+    "Integration": _integration, "ResourceRestriction": _restriction}
+SPACED_DIFFS: Mapping[str, Callable[[DesiredResource, Any, LiveState, ResourceDiff], None]] = {
+    "Prompt": _prompt, "Dataset": _dataset, "Evaluator": _evaluator}

@@ -18,10 +18,10 @@ restricting is idempotent."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import MISSING
 
+from reconciler.kinds import INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
 from reconciler.model import DesiredResource, LiveState
 from reconciler.plan.context import KindPlan, PlanInput, Planning, change, prompt_doc, restriction_doc
 from reconciler.plan.model import PlanOptions
@@ -35,9 +35,9 @@ def unseen_restrictions(desired: list[DesiredResource], live: LiveState, options
         return []
     out: list[str] = []
     for r in desired:
-        if r.kind == "ResourceRestriction":
+        if r.kind == RESTRICTION.name:
             out.append(r.address)
-        elif r.kind == "Prompt" and prompt_doc(r).restricted is not MISSING and r.space:
+        elif r.kind == PROMPT.name and prompt_doc(r).restricted is not MISSING and r.space:
             space_id = live.space_id(str(r.space))
             if space_id is not None and (space_id, r.name) in live.prompts:
                 out.append(f"{r.address} (restricted)")
@@ -54,17 +54,17 @@ def restrictions_unseen(desired: Sequence[DesiredResource], live: LiveState) -> 
 
 
 def _restricts(r: DesiredResource) -> bool:
-    return r.kind == "ResourceRestriction" or (r.kind == "Prompt" and prompt_doc(r).restricted is True)
+    return r.kind == RESTRICTION.name or (r.kind == PROMPT.name and prompt_doc(r).restricted is True)
 
 
 def _applied(desired: Sequence[DesiredResource], live: LiveState) -> bool:
     for r in desired:
-        if r.kind == "Integration" and any((t, r.name) in live.integrations for t in ("LLM", "AGENT")):
+        spec = KIND_SPECS[r.kind]
+        if spec is INTEGRATION and any((t, r.name) in live.integrations for t in ("LLM", "AGENT")):
             return True
-        if r.kind in ("Prompt", "Dataset", "Evaluator") and r.space:
+        if spec.spaced and r.space:
             space_id = live.space_id(str(r.space))
-            table: Any = {"Prompt": live.prompts, "Dataset": live.datasets, "Evaluator": live.evaluators}[r.kind]
-            if space_id is not None and (space_id, r.name) in table:
+            if space_id is not None and (space_id, r.name) in getattr(live, spec.table):
                 return True
     return False
 
@@ -108,7 +108,7 @@ def _unrestricted_prompts(ctx: Planning) -> dict[str, DesiredResource]:
     """Live prompt id -> the Prompt manifest that says ``restricted: false`` for it."""
     out: dict[str, DesiredResource] = {}
     for p in ctx.inputs.desired:
-        if p.kind != "Prompt" or prompt_doc(p).restricted is not False or not p.space:
+        if p.kind != PROMPT.name or prompt_doc(p).restricted is not False or not p.space:
             continue
         space_id = ctx.live.space_id(str(p.space))
         live = ctx.live.prompts.get((space_id, p.name)) if space_id else None
