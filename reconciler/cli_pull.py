@@ -18,6 +18,7 @@ from reconciler.cli import (
     _var_options,
     main,
 )
+from reconciler.kinds import RESTRICTION
 
 
 @main.command()
@@ -57,7 +58,7 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
             _read_progress(client, quiet):
         live = read_live(client, manifests.read_scope(), manifests)
         if unmanaged_to:
-            unmanaged = [u.address for u in make_plan(manifests, live).unmanaged if u.kind != "ResourceRestriction"]
+            unmanaged = [u.address for u in make_plan(manifests, live).unmanaged if u.kind != RESTRICTION.name]
             if unmanaged:
                 exported = export_manifests(client, [], Path(unmanaged_to), unmanaged)
     result = Puller(manifests, live, files, base).run()

@@ -24,6 +24,7 @@ from reconciler.client.live import (
     wanted_examples,
 )
 from reconciler.errors import ProblemError
+from reconciler.kinds import DATASET, EVALUATOR, EXPERIMENT, INTEGRATION, PROMPT, RESTRICTION
 from reconciler.model import (
     DatasetObject,
     LiveDataset,
@@ -71,12 +72,12 @@ def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], clien
     wanted = wanted_examples(desired, fresh) if desired is not None else {}
     for address, ops in by_address.items():
         key = plan.pins.get(address)
-        if key and key[0] == "Integration" and key[1] in relist:
+        if key and key[0] == INTEGRATION.name and key[1] in relist:
             continue  # the list re-read covers it
-        deletes = [op for op in ops if op.method == "DELETE" and op.action == "delete" and op.kind != "Experiment"]
+        deletes = [op for op in ops if op.method == "DELETE" and op.action == "delete" and op.kind != EXPERIMENT]
         if deletes:  # pruned: it must be gone
             jobs.extend(_check_deleted(fresh, op, client) for op in deletes
-                        if not (op.kind == "Integration" and _type_of(live, op.path) in relist))
+                        if not (op.kind == INTEGRATION.name and _type_of(live, op.path) in relist))
             continue
         if key is None:
             continue
@@ -101,7 +102,7 @@ def _integration_types_to_relist(plan: Plan, by_address: dict[str, list[Operatio
     touched integration of that type. A replacement or prune touches both types: relist both."""
     touched: dict[str, int] = {}
     for address, ops in by_address.items():
-        if ops[0].kind != "Integration":
+        if ops[0].kind != INTEGRATION.name:
             continue
         key = plan.pins.get(address)
         types = ("LLM", "AGENT") if key is None or any(op.action in ("replace", "delete") for op in ops) else (key[1],)
@@ -134,7 +135,7 @@ def _relist_restrictions(fresh: LiveState, client: ApiClient) -> Callable[[], No
 
 def _check_deleted(fresh: LiveState, op: Operation, client: ApiClient) -> Callable[[], None]:
     def run() -> None:
-        if op.kind == "ResourceRestriction" or not _gone(client, op.path):
+        if op.kind == RESTRICTION.name or not _gone(client, op.path):
             return
         resource_id = op.path.rsplit("/", 1)[1]
         tables: tuple[dict[tuple[str, str], Any], ...] = (fresh.integrations, fresh.prompts, fresh.datasets,
@@ -159,12 +160,12 @@ def _created(ops: list[Operation], responses: dict[str, Any]) -> dict[str, Any] 
 def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: dict[str, Any],
             client: ApiClient, wanted: dict[tuple[str, str], tuple[str, list[Any]]]) -> Callable[[], None]:
     kind = key[0]
-    existing = fresh.integrations.get((key[1], key[2])) if kind == "Integration" else None
+    existing = fresh.integrations.get((key[1], key[2])) if kind == INTEGRATION.name else None
     created_obj = _created(ops, responses)
     created = str(created_obj["id"]) if created_obj and created_obj.get("id") else None
 
     def run() -> None:
-        if kind == "Integration":
+        if kind == INTEGRATION.name:
             obj_id = created or (existing.id if existing is not None else None)
             if obj_id:
                 got = LiveIntegration.read(client.get(f"/v2/integrations/{obj_id}"), f"/v2/integrations/{obj_id}")
@@ -176,12 +177,12 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
                                 op.action == "replace" for op in ops):
                             with _lock:
                                 fresh.integrations.pop((t, key[2]), None)
-        elif kind == "Prompt":
+        elif kind == PROMPT.name:
             current = fresh.prompts.get((key[1], key[2]))
             prompt_id = created or (current.id if current else None)
             if prompt_id:
                 fresh.prompts[(key[1], key[2])] = read_prompt(client, prompt_id)
-        elif kind == "Dataset":
+        elif kind == DATASET.name:
             current_d = fresh.datasets.get((key[1], key[2]))
             if current_d is None and created_obj and created:
                 current_d = LiveDataset(dataset=DatasetObject.read(
@@ -195,12 +196,12 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
                 dataset = DatasetObject.read({k: v for k, v in got.items() if k != "versions"}, f"/v2/datasets/{dataset_id}")
             updated = LiveDataset(dataset=dataset, examples=current_d.examples, experiments=current_d.experiments,
                                   matched=current_d.matched, examples_digest=current_d.examples_digest)
-            if any(op.kind != "Experiment" for op in ops):  # examples were written (or created)
+            if any(op.kind != EXPERIMENT for op in ops):  # examples were written (or created)
                 read_examples(client, updated, wanted.get((key[1], key[2])))
-            if any(op.kind == "Experiment" for op in ops):
+            if any(op.kind == EXPERIMENT for op in ops):
                 updated.experiments = read_experiments(client, dataset_id)
             fresh.datasets[(key[1], key[2])] = updated
-        elif kind == "Evaluator":
+        elif kind == EVALUATOR.name:
             current_e = fresh.evaluators.get((key[1], key[2]))
             evaluator_id = created or (current_e.id if current_e else None)
             if evaluator_id:

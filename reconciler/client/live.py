@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
-from reconciler.kinds import KIND_SPECS
+from reconciler.kinds import DATASET, KIND_SPECS, PROMPT
 from reconciler.model import (
     DatasetObject,
     EvaluatorObject,
@@ -160,13 +160,13 @@ def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[
         path = SPACED_LISTS[kind][0]
         items = _space_list(client, space_id, kind)()
         for item in items:
-            if kind == "Prompt":
+            if kind == PROMPT.name:
                 prompt = LivePrompt(prompt=PromptObject.read(item, path))
                 key = (space_id, prompt.prompt.name)
                 live.prompts[key] = prompt
                 if key in declared["prompts"]:
                     reads.append(_read_prompt_versions(client, prompt))
-            elif kind == "Dataset":
+            elif kind == DATASET.name:
                 dataset = LiveDataset(dataset=DatasetObject.read(item, path))
                 key = (space_id, dataset.dataset.name)
                 live.datasets[key] = dataset

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import MISSING
 
+from reconciler.kinds import INTEGRATION
 from reconciler.model import DesiredResource, LiveEvaluator
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import KindPlan, PlanInput, Planning, change, creation_changes, evaluator_doc
@@ -110,7 +111,7 @@ def _warn_invisible(r: DesiredResource, ctx: Planning, space_id: str) -> None:
         return
     scopings: Any = None
     for op in ctx.inputs.ops:
-        if op.kind == "Integration" and op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
+        if op.kind == INTEGRATION.name and op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
                 and op.body.get("type", "LLM") == "LLM" and op.method in ("POST", "PATCH"):
             scopings = op.body["scopings"]
     live = ctx.live.integrations.get(("LLM", name))
@@ -133,7 +134,7 @@ def by_name(ctx: Planning, changes: list[Change], r: DesiredResource | None = No
     """A change of ``llm_config.ai_integration_id`` as the manifest says it: the integration by name,
     at the line of ``llm_config.integration`` in ``r``'s manifest (not its parent's)."""
     names = {str(o.id): name for (t, name), o in ctx.live.integrations.items() if t == "LLM"}
-    created = {op_id: name for (kind, t, name), op_id in ctx.inputs.creates.items() if kind == "Integration" and t == "LLM"}
+    created = {op_id: name for (kind, t, name), op_id in ctx.inputs.creates.items() if kind == INTEGRATION.name and t == "LLM"}
 
     def name_of(value: object) -> object:
         if isinstance(value, str):
