@@ -14,7 +14,6 @@ import glob
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -153,10 +152,10 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
 
             raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
     listing = read_live(client, ReadScope(spaces=frozenset(chosen)))
-    names: dict[str, frozenset[tuple[str, str]]] = {
+    names: dict[str, Any] = {  # the spaced kinds' ReadScope fields
         spec.table: frozenset((listing.space_name(sid), n) for sid, n in getattr(listing, spec.table))
         for spec in KIND_SPECS.values() if spec.spaced}
-    live = read_live(client, replace(ReadScope(spaces=frozenset(chosen)), **names))
+    live = read_live(client, ReadScope(spaces=frozenset(chosen), **names))
     everything = _all_addresses(live, chosen)
     unknown = sorted(a for a in wanted if a not in everything)
     if unknown:
