@@ -7,16 +7,20 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from reconciler.manifests.models import (
     AgentIntegration,
     Dataset,
     Evaluator,
+    Integration,
     LlmIntegration,
     Prompt,
     ResourceRestriction,
     document_of,
+    spec_of,
 )
 from reconciler.model import DesiredResource, LiveState, SecretRef
 from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions
@@ -27,31 +31,44 @@ from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions
 # is what request bodies and change lists are built from.
 
 
-def _typed(r: DesiredResource, model: type[Any] | tuple[type[Any], ...]) -> Any:
+_D = TypeVar("_D")
+
+
+def doc_of(r: DesiredResource, model: type[_D]) -> _D:
+    """The typed document of ``r`` as ``model`` (the one loaded, or one built from its spec)."""
     doc = r.doc if r.doc is not None else document_of(r.kind, r.name, r.space, r.spec)
     if not isinstance(doc, model):
         raise TypeError(f"{r.address}: the spec is not a valid {r.kind} document")
     return doc
 
 
+def plain(model: Any) -> dict[str, Any]:
+    """A part of a typed document as plain JSON values (what request bodies are built from): the
+    fields written, nested models as mappings, secrets still ``SecretRef``; {} for an omitted part."""
+    return spec_of(model) if isinstance(model, BaseModel) else {}
+
+
 def integration_doc(r: DesiredResource) -> LlmIntegration | AgentIntegration:
-    return cast(LlmIntegration | AgentIntegration, _typed(r, (LlmIntegration, AgentIntegration)))
+    doc = doc_of(r, Integration)
+    if not isinstance(doc, LlmIntegration | AgentIntegration):
+        raise TypeError(f"{r.address}: the spec is not a valid {r.kind} document")
+    return doc
 
 
 def prompt_doc(r: DesiredResource) -> Prompt:
-    return cast(Prompt, _typed(r, Prompt))
+    return doc_of(r, Prompt)
 
 
 def dataset_doc(r: DesiredResource) -> Dataset:
-    return cast(Dataset, _typed(r, Dataset))
+    return doc_of(r, Dataset)
 
 
 def evaluator_doc(r: DesiredResource) -> Evaluator:
-    return cast(Evaluator, _typed(r, Evaluator))
+    return doc_of(r, Evaluator)
 
 
 def restriction_doc(r: DesiredResource) -> ResourceRestriction:
-    return cast(ResourceRestriction, _typed(r, ResourceRestriction))
+    return doc_of(r, ResourceRestriction)
 
 
 def canonical(value: Any) -> str:

@@ -13,7 +13,15 @@ from pydantic import MISSING
 from reconciler.kinds import INTEGRATION
 from reconciler.model import DesiredResource, LiveEvaluator
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import KindPlan, PlanInput, Planning, change, creation_changes, evaluator_doc
+from reconciler.plan.context import (
+    KindPlan,
+    PlanInput,
+    Planning,
+    change,
+    creation_changes,
+    evaluator_doc,
+    plain,
+)
 from reconciler.plan.model import REF_RE, Change, has_ref, ref
 from reconciler.providers import visible_from
 
@@ -23,7 +31,7 @@ INTEGRATION_ID = "llm_config.ai_integration_id"
 def resolve_template(r: DesiredResource, ctx: Planning) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """The template_config as the API takes it, and the ops it depends on; None when a reference
     cannot be resolved (an error is recorded)."""
-    tc = dict(r.spec.get("template_config") or {})
+    tc = plain(evaluator_doc(r).template_config)
     llm = dict(tc.get("llm_config") or {})
     depends: tuple[str, ...] = ()
     if "integration" in llm:
@@ -105,9 +113,8 @@ def _warn_invisible(r: DesiredResource, ctx: Planning, space_id: str) -> None:
     """A warning when the integration an evaluator names will not be visible from its space (the
     API refuses the evaluator with 404): its scopings as this plan leaves them (a create's or
     update's ``scopings``, else live) against the space."""
-    llm = (r.spec.get("template_config") or {}).get("llm_config") or {}
-    name = llm.get("integration")
-    if not isinstance(name, str):
+    name = evaluator_doc(r).template_config.llm_config.integration
+    if name is MISSING:
         return
     scopings: Any = None
     for op in ctx.inputs.ops:

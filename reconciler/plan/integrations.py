@@ -26,6 +26,7 @@ from reconciler.plan.context import (
     integration_doc,
     is_sensitive,
     op_id,
+    plain,
     shown,
     to_body,
 )
@@ -60,13 +61,16 @@ def plan_integrations(desired: list[DesiredResource], inputs: PlanInput) -> Kind
 
 
 
+def _written(doc: LlmIntegration | AgentIntegration) -> dict[str, Any]:
+    """What a create sends besides type and name, as the manifest writes it."""
+    return {k: v for k, v in plain(doc).items() if k in ("description", "scopings", "config")}
+
+
 def create_body(r: DesiredResource, secrets: dict[str, str], scopings: list[dict[str, Any]] | None) -> dict[str, Any]:
     """The POST body; ``scopings`` as resolved (``{space: NAME}`` is the API's ids)."""
-    body: dict[str, Any] = {"type": integration_doc(r).type, "name": r.name}
-    for key in ("description", "scopings", "config"):
-        if key in r.spec:
-            body[key] = scopings if key == "scopings" else to_body(r.spec[key], f"/{key}", secrets)
-    return body
+    doc = integration_doc(r)
+    return {"type": doc.type, "name": r.name, **{k: scopings if k == "scopings" else to_body(v, f"/{k}", secrets)
+                                                 for k, v in _written(doc).items()}}
 
 
 def resolve_scopings(r: DesiredResource, ctx: Planning) -> list[dict[str, Any]] | None:
@@ -112,11 +116,12 @@ def _closest_first(word: str, names: list[str]) -> str:
 
 def _create(r: DesiredResource, ctx: Planning, action: str = "create", depends: tuple[str, ...] = ()) -> Operation | None:
     secrets: dict[str, str] = {}
-    scopings = resolve_scopings(r, ctx) if "scopings" in r.spec else None
-    if "scopings" in r.spec and scopings is None:
+    doc = integration_doc(r)
+    scopings = resolve_scopings(r, ctx) if doc.scopings is not MISSING else None
+    if doc.scopings is not MISSING and scopings is None:
         return None
     body = create_body(r, secrets, scopings)
-    changes = creation_changes(r, {k: v for k, v in r.spec.items() if k != "type"})
+    changes = creation_changes(r, _written(doc))
     op = Operation(
         id=op_id(r, "create"), action=action, kind=r.kind, name=r.name, method="POST", path=COLLECTION,
         body=body, changes=tuple(changes), depends_on=depends, secrets=secrets, address=r.address,
@@ -199,9 +204,10 @@ def config_fields(doc: LlmIntegration | AgentIntegration) -> Mapping[str, Config
 
 def _config_patch(r: DesiredResource, ctx: Planning, lcfg: Mapping[str, Any], secrets: dict[str, str],
                   changes: list[Change]) -> dict[str, Any]:
-    fields = config_fields(integration_doc(r))
+    doc = integration_doc(r)
+    fields = config_fields(doc)
     out: dict[str, Any] = {}
-    for name, want in (r.spec.get("config") or {}).items():
+    for name, want in plain(doc.config).items():
         f = fields.get(name)
         if f is None:
             continue  # provider (checked above) or a field the validator already refused

@@ -9,7 +9,7 @@ from pydantic import MISSING
 
 from reconciler.model import DesiredResource, LivePrompt, PromptVersionObject
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import KindPlan, PlanInput, Planning, change, creation_changes, prompt_doc
+from reconciler.plan.context import KindPlan, PlanInput, Planning, change, creation_changes, plain, prompt_doc
 from reconciler.plan.model import ref
 
 #: Fields of a version's body that define it; ``commit_message`` describes a change and is not compared.
@@ -57,7 +57,7 @@ def plan_prompts(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan:
 
 def _create(r: DesiredResource, ctx: Planning, space_id: str) -> None:
     doc = prompt_doc(r)
-    want = dict(r.spec.get("version") or {})
+    want = plain(doc.version)
     body: dict[str, Any] = {"space_id": space_id, "name": r.name}
     if doc.description not in (None, MISSING):
         body["description"] = doc.description
@@ -82,7 +82,7 @@ def _update(r: DesiredResource, ctx: Planning, live: LivePrompt) -> None:
     if doc.description is not MISSING and doc.description != live.prompt.description:
         ctx.op(r, "description", "PATCH", f"/v2/prompts/{prompt_id}", body={"description": doc.description},
                changes=[change(r, "description", live.prompt.description, doc.description)])
-    want = dict(r.spec.get("version") or {})
+    want = plain(doc.version)
     latest = live.latest
     labels = [] if doc.version.labels is MISSING else list(doc.version.labels)
     if want and (latest is None or version_differs(want, latest)):
