@@ -15,11 +15,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import MISSING
+
 from reconciler.client.live import same_example, user_fields
 from reconciler.kinds import KIND_SPECS
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveState
-from reconciler.plan.context import canonical, integration_doc, restriction_doc
+from reconciler.plan.context import (
+    canonical,
+    dataset_doc,
+    evaluator_doc,
+    integration_doc,
+    plain,
+    prompt_doc,
+    restriction_doc,
+)
 from reconciler.plan.datasets import match_by_content
 from reconciler.plan.prompts import VERSION_FIELDS, _norm
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
@@ -127,17 +137,17 @@ def _integration(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None
         out.renamed = any((doc.type, a) in live.integrations for a in r.aliases)
         out.missing = not out.renamed
         return
-    if isinstance(doc, AgentIntegration) and "description" in r.spec and r.spec["description"] != obj.description:
-        _set(out, "description", r.spec["description"], obj.description)
-    if "scopings" in r.spec:
-        _scopings(r, live, obj.scopings or [], out)
+    if isinstance(doc, AgentIntegration) and doc.description is not MISSING and doc.description != obj.description:
+        _set(out, "description", doc.description, obj.description)
+    if doc.scopings is not MISSING:
+        _scopings([plain(s) for s in doc.scopings], live, obj.scopings or [], out)
     lcfg = obj.config or {}
     if isinstance(doc, LlmIntegration) and lcfg.get("provider") != doc.config.provider:
         out.notes.append(f"{r.address}: config.provider is {lcfg.get('provider')} live (a replacement; not pulled)")
         return
     fields: Mapping[str, ConfigField] = AGENT_FIELDS if isinstance(doc, AgentIntegration) \
         else PROVIDERS[doc.config.provider].fields
-    for name, want in (r.spec.get("config") or {}).items():
+    for name, want in plain(doc.config).items():
         f = fields.get(name)
         if f is None:
             continue
@@ -170,8 +180,7 @@ def _integration(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None
                 _set(out, path, want, have)
 
 
-def _scopings(r: DesiredResource, live: LiveState, have: list[dict[str, Any]], out: ResourceDiff) -> None:
-    want = r.spec["scopings"] or []
+def _scopings(want: list[dict[str, Any]], live: LiveState, have: list[dict[str, Any]], out: ResourceDiff) -> None:
     resolved: set[tuple[Any, Any]] = set()
     for s in want:
         if "space" in s:
@@ -243,13 +252,14 @@ def _presets(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]]) -> li
 
 
 def _prompt(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
-    if "description" in r.spec and r.spec["description"] != obj.prompt.description:
-        _set(out, "description", r.spec["description"], obj.prompt.description)
-    if "restricted" in r.spec:
+    doc = prompt_doc(r)
+    if doc.description is not MISSING and doc.description != obj.prompt.description:
+        _set(out, "description", doc.description, obj.prompt.description)
+    if doc.restricted is not MISSING:
         restricted = ("PROMPT", obj.id) in live.restrictions
-        if r.spec["restricted"] != restricted:
-            _set(out, "restricted", r.spec["restricted"], restricted)
-    want = r.spec.get("version") or {}
+        if doc.restricted != restricted:
+            _set(out, "restricted", doc.restricted, restricted)
+    want = plain(doc.version)
     latest = obj.latest
     if latest is None:
         return
@@ -275,10 +285,11 @@ def _prompt(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) ->
 
 
 def _dataset(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
-    want = r.spec.get("examples")
-    if not isinstance(want, list) or obj.examples is None:
+    doc = dataset_doc(r)
+    want = doc.examples
+    if want is MISSING or obj.examples is None:
         return
-    key = r.spec.get("key")
+    key = None if doc.key is MISSING else doc.key
     edit = ExamplesEdit()
     if key:
         matched = obj.matched or set()
@@ -306,9 +317,10 @@ def _dataset(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -
 
 
 def _evaluator(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
-    if "description" in r.spec and r.spec["description"] != obj.evaluator.description:
-        _set(out, "description", r.spec["description"], obj.evaluator.description)
-    tc = r.spec.get("template_config") or {}
+    doc = evaluator_doc(r)
+    if doc.description is not MISSING and doc.description != obj.evaluator.description:
+        _set(out, "description", doc.description, obj.evaluator.description)
+    tc = plain(doc.template_config)
     template = obj.latest.template_config if obj.latest is not None else None
     have = template.raw() if template is not None else {}
     names = {str(o.id): name for (t, name), o in live.integrations.items() if t == "LLM"}
@@ -335,8 +347,8 @@ def _evaluator(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff)
             _set(out, f"template_config.{k}", v, have.get(k, ABSENT))
             changed = True
     message = obj.latest.commit_message if obj.latest is not None else None
-    if changed and message and "commit_message" in r.spec and r.spec["commit_message"] != message:
-        _set(out, "commit_message", r.spec["commit_message"], message)
+    if changed and message and doc.commit_message != message:
+        _set(out, "commit_message", doc.commit_message, message)
 
 
 #: Each registered kind's comparison (``reconciler.kinds``): account-wide ones look live up themselves.
