@@ -123,8 +123,9 @@ class DesiredResource:
         ResourceRestriction: resource_type, resource_id.
     sources: dotted field path ("config.api_key", "version.messages") -> where it was written;
         "" -> the document itself.
-    doc: the typed document (a ``reconciler.manifests.models`` model; ``spec`` is its dump) when
-        it was loaded from a manifest; None when a test builds the resource from a spec.
+    doc: the typed document (the kind's ``reconciler.manifests.models`` model; ``spec`` is its dump)
+        when it was loaded from a manifest; None when a test builds the resource from a spec. The
+        planner reads it as its kind's model (``plan.context.doc_of``: checked, never cast).
     """
 
     kind: str
@@ -134,7 +135,7 @@ class DesiredResource:
     sources: Mapping[str, Source] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()  # former names (Integration, Dataset, Evaluator): renamed in place
     protect: bool = False  # never deleted or replaced by a plan
-    doc: Any = field(default=None, compare=False, repr=False)
+    doc: BaseModel | None = field(default=None, compare=False, repr=False)
     ignore_changes: tuple[str, ...] = ()  # field path globs the plan leaves as they are live (product.md 8)
 
     @property
