@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
-from reconciler.kinds import DATASET, KIND_SPECS, PROMPT
+from reconciler.kinds import DATASET, EVALUATOR, KIND_SPECS, PROMPT
 from reconciler.model import (
     DatasetObject,
     EvaluatorObject,
@@ -174,7 +174,7 @@ def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[
                     reads.append(_read_examples(client, dataset, wanted.get(key)))
                 if key in declared["retention"]:
                     reads.append(_read_experiments(client, dataset))
-            else:
+            elif kind == EVALUATOR.name:
                 evaluator = LiveEvaluator(evaluator=EvaluatorObject.read(item, path))
                 key = (space_id, evaluator.evaluator.name)
                 live.evaluators[key] = evaluator
