@@ -176,7 +176,7 @@ class _Touched:
 
 def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: dict[str, Any],
             client: ApiClient, wanted: dict[tuple[str, str], tuple[str, list[Any]]]) -> Callable[[], None]:
-    existing = getattr(fresh, KIND_SPECS[key[0]].table).get((key[1], key[2]))
+    existing = getattr(fresh, KIND_SPECS[key[0]].table).get(tuple(key[1:]))
     touched = _Touched(fresh, key, ops, _created(ops, responses), client, wanted, existing)
     return lambda: REREADS[key[0]](touched)
 
