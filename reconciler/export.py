@@ -23,7 +23,7 @@ from reconciler.client.http import ApiClient
 from reconciler.client.live import read_live, user_fields
 from reconciler.errors import ConfigError
 from reconciler.files import inside, safe_component, write_private
-from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
+from reconciler.kinds import ACCOUNT_WIDE, DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
@@ -206,8 +206,10 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     if by_space:  # what the exported tree owns: its spaces and the integrations written, by exact name
         write("ownership.yaml", [{"kind": "Ownership", "name": "-".join(chosen), "spaces": list(chosen),
                                   "integrations": sorted({glob.escape(str(d["name"])) for d in integrations})}])
-    else:  # projects and dashboards are account-wide: a space's export leaves them to their owner
-        write("restrictions.yaml", restriction_manifests(live))
+    else:  # restrictions (projects, dashboards) are account-wide: a space's export leaves them to their owner
+        for kind in ACCOUNT_WIDE:  # integrations above: the secrets, the notes, the evaluators' use
+            if kind != INTEGRATION.name:
+                write(f"{KIND_SPECS[kind].table}.yaml", EXPORTS[kind](live))
     space_dirs = Unique({"integrations.yaml", "restrictions.yaml", "ownership.yaml", "secrets.env.example"})
     for space in chosen:
         sid = live.space_id(space)
