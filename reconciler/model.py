@@ -111,16 +111,8 @@ class DesiredResource:
     """One manifest document.
 
     kind: one of KINDS. name: the document's name. space: the space name or id (spaced kinds).
-    spec: the document minus ``kind``, ``name`` and ``space``; only keys the user wrote.
-        Integration: type, description?, scopings?, config {provider?, ... SecretRef for secrets;
-            headers: {name: SecretRef}}.
-        Prompt: description?, restricted?, version {commit_message, provider, model?, messages,
-            input_variable_format?, invocation_params?, provider_params?, labels?}.
-        Dataset: key?, examples (list of objects; loaded from examples_file if given),
-            experiment_retention? {keep_last?, older_than_days?}.
-        Evaluator: description?, commit_message, template_config {..., llm_config {integration
-            (an LLM Integration name) or ai_integration_id, model_name, ...}}.
-        ResourceRestriction: resource_type, resource_id.
+    spec: the document minus ``kind``, ``name``, ``space`` and the lifecycle fields, as plain values;
+        only keys the user wrote (secrets as SecretRef, a dataset's examples loaded from its file).
     sources: dotted field path ("config.api_key", "version.messages") -> where it was written;
         "" -> the document itself.
     doc: the typed document (the kind's ``reconciler.manifests.models`` model; ``spec`` is its dump)
@@ -240,20 +232,17 @@ class ReadScope:
     kinds: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, list[Any]]:
-        return {
-            "spaces": sorted(self.spaces), "kinds": sorted(self.kinds),
-            **{name: sorted(list(pair) for pair in getattr(self, name))
-               for name in ("prompts", "datasets", "evaluators", "retention")},
-        }
+        return {"spaces": sorted(self.spaces), "kinds": sorted(self.kinds),
+                **{name: sorted(list(pair) for pair in getattr(self, name)) for name in _PAIRS}}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ReadScope:
-        def pairs(name: str) -> frozenset[tuple[str, str]]:
-            return frozenset((str(a), str(b)) for a, b in data.get(name, []))
+        pairs = {name: frozenset((str(a), str(b)) for a, b in data.get(name, [])) for name in _PAIRS}
+        return cls(spaces=frozenset(data.get("spaces", [])), kinds=frozenset(data.get("kinds", [])), **pairs)
 
-        return cls(spaces=frozenset(data.get("spaces", [])), prompts=pairs("prompts"), datasets=pairs("datasets"),
-                   evaluators=pairs("evaluators"), retention=pairs("retention"),
-                   kinds=frozenset(data.get("kinds", [])))
+
+#: The read scope's (space, name) sets: one per spaced kind, and the datasets whose experiments are read.
+_PAIRS = (*(k.table for k in KIND_SPECS.values() if k.spaced), "retention")
 
 
 class ApiObject(BaseModel):

@@ -2,8 +2,8 @@
 ``kind``; an Integration further by ``type``, and an LLM integration's config by ``provider``
 (discriminated unions, so an error names the chosen provider's own fields).
 
-This is the one place a kind or a field is defined (the building blocks are in ``fields``, the
-integration configs generated from the provider table in ``config_models``): the validator (``validate``), the spec the
+This is the one place a kind or a field is defined (its building blocks, and the integration
+configs generated from the provider table, are in ``fields``): the validator (``validate``), the spec the
 planner reads (``model_dump``), and the JSON Schema (``schema``) all come from these classes.
 Integration config models are generated from ``reconciler.providers`` (the table the emulator
 enforces): a provider or a provider field is added there, not here.
@@ -39,14 +39,12 @@ from pydantic import (
 
 from reconciler.kinds import DOCUMENT_KINDS as DOCUMENT_KINDS  # the kinds a document may have
 from reconciler.kinds import KINDS, SPACED_KINDS
-from reconciler.manifests.config_models import (
-    LLM_CONFIGS as LLM_CONFIGS,  # the configs by provider, known here
-)
-from reconciler.manifests.config_models import AgentConfig, LlmConfig
 from reconciler.manifests.fields import (
     EVALUATOR_REQUIRED,
+    AgentConfig,
     Doc,
     JsonObject,
+    LlmConfig,
     NonEmpty,
     Number,
     Required,
@@ -58,6 +56,7 @@ from reconciler.manifests.fields import (
     rule_error,
     tagged,
 )
+from reconciler.manifests.fields import LLM_CONFIGS as LLM_CONFIGS  # the configs by provider, known here
 from reconciler.providers import PROVIDERS
 
 # ------------------------------------------------------------------ documents

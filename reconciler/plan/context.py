@@ -215,9 +215,6 @@ class Planning(KindPlan):
             key = [*key[:-1], self.inputs.renamed[r.address]]
         self.pins[r.address] = key
 
-    def result(self) -> KindPlan:
-        return KindPlan(self.ops, self.pins, self.errors, self.warnings, self.unverified, self.creates)
-
 
 def error_line(r: DesiredResource, path: str, message: str) -> str:
     """A problem only live state reveals, said like a validation problem: ``FILE:LINE:COL:

@@ -51,7 +51,7 @@ def plan_datasets(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan
             _plan_examples(r, ctx, live)
         if doc.experiment_retention not in (None, MISSING) and live.experiments is not None:
             _plan_retention(r, ctx, live)
-    return ctx.result()
+    return ctx
 
 
 

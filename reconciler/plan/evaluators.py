@@ -78,7 +78,7 @@ def plan_evaluators(desired: list[DesiredResource], inputs: PlanInput) -> KindPl
             ctx.creates[r.identity] = op.id
             continue
         _update(r, ctx, live, tc, depends)
-    return ctx.result()
+    return ctx
 
 
 

@@ -57,7 +57,7 @@ def plan_integrations(desired: list[DesiredResource], inputs: PlanInput) -> Kind
             _replace(r, ctx, live, f"provider {have_provider} -> {want_provider}")
             continue
         _update(r, ctx, live)
-    return ctx.result()
+    return ctx
 
 
 

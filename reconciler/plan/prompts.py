@@ -51,7 +51,7 @@ def plan_prompts(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan:
             _create(r, ctx, space_id)
         else:
             _update(r, ctx, live)
-    return ctx.result()
+    return ctx
 
 
 

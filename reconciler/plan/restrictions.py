@@ -78,7 +78,7 @@ def restrictions_warning(unseen: list[str]) -> str:
 def plan_restrictions(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan:
     ctx = Planning(inputs)
     if ctx.inputs.restrictions_hidden:
-        return ctx.result()
+        return ctx
     by_id = {rid: rtype for rtype, rid in ctx.live.restrictions}
     unrestricted_prompts = _unrestricted_prompts(ctx)
     for r in desired:
@@ -101,7 +101,7 @@ def plan_restrictions(desired: list[DesiredResource], inputs: PlanInput) -> Kind
             src = r.source("resource_type")
             ctx.warnings.append(f"{r.address}: resource_type is {rtype}, but the service reports {rid} as a "
                                 f"{live_type}, and it is restricted" + (f" ({src})" if src else ""))
-    return ctx.result()
+    return ctx
 
 
 def _unrestricted_prompts(ctx: Planning) -> dict[str, DesiredResource]:
