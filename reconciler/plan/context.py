@@ -1,4 +1,5 @@
-"""State shared by the per-kind planners while one plan is built."""
+"""What the per-kind planners read (``PlanInput``, frozen) and return (``KindPlan``), the typed
+document of a resource, and the helpers every planner uses (bodies, changes, secrets)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions
 
 # ------------------------------------------------------------------ the typed document of a resource
 # The planner decides on attributes of the manifest models (a misspelled field is a mypy error, and
-# an omitted one is MISSING, never a silent None); ``r.spec``, the same document as plain values,
+# an omitted one is MISSING, never a silent None); ``plain(part)``, the same part as plain values,
 # is what request bodies and change lists are built from.
 
 
