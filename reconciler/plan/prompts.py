@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import MISSING
 
+from reconciler.manifests.models import Message, PromptVersion
 from reconciler.model import DesiredResource, LivePrompt, PromptVersionObject
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import KindPlan, PlanInput, Planning, change, creation_changes, plain, prompt_doc
@@ -27,15 +28,18 @@ def version_body(want: dict[str, Any], latest: PromptVersionObject | None) -> di
     return body
 
 
-def version_differs(want: dict[str, Any], latest: PromptVersionObject) -> bool:
-    return any(f in want and _norm(f, want[f]) != _norm(f, getattr(latest, f)) for f in VERSION_FIELDS)
+def version_differs(want: PromptVersion, latest: PromptVersionObject) -> bool:
+    """Whether a field the manifest writes differs from the live latest version's."""
+    return any((value := getattr(want, f)) is not MISSING and _norm(f, value) != _norm(f, getattr(latest, f))
+               for f in VERSION_FIELDS)
 
 
 def _norm(field: str, value: Any) -> Any:
     if field in ("invocation_params", "provider_params") and value is None:
         return {}
-    if field == "messages" and isinstance(value, list):
-        return [{"role": m.get("role"), "content": m.get("content")} for m in value]
+    if field == "messages" and isinstance(value, list):  # the manifest's Message models, or live mappings
+        return [{"role": m.role, "content": m.content} if isinstance(m, Message)
+                else {"role": m.get("role"), "content": m.get("content")} for m in value]
     return value
 
 
@@ -82,10 +86,10 @@ def _update(r: DesiredResource, ctx: Planning, live: LivePrompt) -> None:
     if doc.description is not MISSING and doc.description != live.prompt.description:
         ctx.op(r, "description", "PATCH", f"/v2/prompts/{prompt_id}", body={"description": doc.description},
                changes=[change(r, "description", live.prompt.description, doc.description)])
-    want = plain(doc.version)
     latest = live.latest
     labels = [] if doc.version.labels is MISSING else list(doc.version.labels)
-    if want and (latest is None or version_differs(want, latest)):
+    if latest is None or version_differs(doc.version, latest):
+        want = plain(doc.version)
         body = version_body(want, latest)
         changes = [c for f in VERSION_FIELDS if f in want
                    for c in nested_changes(getattr(latest, f, None), want[f], f"version.{f}", source_in(r))]
