@@ -47,7 +47,7 @@ def test_no_module_outside_the_registry_compares_a_kind_with_a_string_literal() 
     assert kind_literal_comparisons() == ALLOWED
 
 
-def test_the_counter_sees_the_comparisons_it_forbids(tmp_path: Path) -> None:
+def test_the_counter_sees_the_comparisons_it_forbids() -> None:
     tree = ast.parse('if r.kind == "Prompt" or op.kind in ("Dataset", "Evaluator") or kind != x: pass')
     assert sum(1 for n in ast.walk(tree) if isinstance(n, ast.Compare)
                and any(set(_literals(s)) & KIND_NAMES for s in (n.left, *n.comparators))) == 2
@@ -57,7 +57,7 @@ def test_the_orders_derive_from_the_registry() -> None:
     from reconciler.plan.planner import KIND_ORDER
 
     assert KIND_ORDER == KINDS == tuple(KIND_SPECS)
-    assert set(PRUNE_ORDER) == set(KINDS) and DELETE_ORDER == (EXPERIMENT, *PRUNE_ORDER)
+    assert set(PRUNE_ORDER) == set(KINDS) and (EXPERIMENT, *PRUNE_ORDER) == DELETE_ORDER
 
 
 def test_every_registered_kind_has_its_step_in_every_layer() -> None:
