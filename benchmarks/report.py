@@ -1,6 +1,7 @@
 """The benchmark's output: the table printed after a run, the targets of issue 8 checked against the
 figures, and ``docs/performance.md`` (both scales; each run replaces its own scale's section and
-keeps the other's, whose figures live in the document as a JSON comment)."""
+keeps the other's, whose figures live in the document as a JSON comment, and every section written
+by hand)."""
 
 from __future__ import annotations
 
@@ -246,11 +247,35 @@ def _account(account: dict[str, int]) -> str:
             f"{account['spaces']} spaces")
 
 
+#: The headings of the sections ``render_doc`` writes from bench-data; any other ``## `` section of
+#: the page was written by hand (the policy bench, pull at scale 1.0...) and is kept as it is.
+_RENDERED = re.compile(r"## (Growth$|Scale [0-9.]+ \(measured|big_dataset \(measured|The typed core \(issue 15\) "
+                       r"\(measured|Start-up \(issue 25\) \(measured|How the lower bound is computed$|"
+                       r"Reading the figures$)")
+
+
+def hand_written(text: str) -> list[str]:
+    """The sections of a page that no bench-data renders, each from its ``## `` heading to the
+    next one, in the page's order (bench-data comments are not part of them)."""
+    sections = re.split(r"(?m)^(?=## )", text)[1:]
+    kept = []
+    for section in sections:
+        heading = section.split("\n", 1)[0]
+        if not _RENDERED.match(heading):
+            body = "\n".join(line for line in section.splitlines() if not _DATA.match(line))
+            kept.append(body.rstrip("\n"))
+    return kept
+
+
 def write_doc(path: Path, scale: str, result: dict[str, Any]) -> None:
-    """Rewrite ``path`` with this scale's result and the figures of the other scales it held."""
+    """Rewrite ``path`` with this scale's result, the figures of the other scales it held, and the
+    sections written by hand (``hand_written``)."""
     results: dict[str, Any] = {}
+    kept: list[str] = []
     if path.exists():
-        for name, data in _DATA.findall(path.read_text(encoding="utf-8")):
+        text = path.read_text(encoding="utf-8")
+        kept = hand_written(text)
+        for name, data in _DATA.findall(text):
             if name not in ("big_dataset", "models", "startup") and not re.fullmatch(r"[0-9.]+", name):
                 continue  # sections of an earlier layout (small, large)
             try:
@@ -258,7 +283,7 @@ def write_doc(path: Path, scale: str, result: dict[str, Any]) -> None:
             except ValueError:
                 continue
     results[scale] = result
-    path.write_text(render_doc(results), encoding="utf-8")
+    path.write_text(render_doc(results, kept), encoding="utf-8")
     plot(results, path.with_suffix(".png"))
 
 
@@ -268,7 +293,9 @@ def _order(name: str, result: dict[str, Any]) -> tuple[int, float]:
     return (ranks[kind], 0.0) if kind in ranks else (0, float(result.get("factor", 0)))
 
 
-def render_doc(results: dict[str, Any]) -> str:
+def render_doc(results: dict[str, Any], hand_written_sections: list[str] | None = None) -> str:
+    """The page: the sections of the results, then the hand-written ones, then how the bound is
+    computed and how to read the figures, then the results as bench-data comments."""
     from benchmarks import bounds
 
     order = sorted(results, key=lambda name: _order(name, results[name]))
@@ -287,6 +314,8 @@ def render_doc(results: dict[str, Any]) -> str:
                  "startup": "Start-up (issue 25)"}.get(result.get("kind", ""),
                                                                                         f"Scale {name}")
         parts += [f"## {title} (measured {result['date']})", "", table(result), ""]
+    for section in hand_written_sections or []:
+        parts += [section, ""]
     parts += ["## How the lower bound is computed", "", (bounds.__doc__ or "").strip(), "", DOC_TAIL]
     parts += [f"<!-- bench-data {name}: {json.dumps(results[name], separators=(',', ':'))} -->" for name in order]
     return "\n".join(parts) + "\n"

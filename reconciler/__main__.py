@@ -1,3 +1,3 @@
-from reconciler.cli import main
+from reconciler.fast_exit import entry
 
-main(prog_name="reconciler")  # usage, errors and shell completion say "reconciler", as the console script
+entry()  # the console script's entry: main(prog_name="reconciler"), then a fast exit where safe

@@ -11,14 +11,16 @@ from typing import Any
 
 import click
 
-from reconciler import __version__
+from reconciler import __version__, fast_exit
 from reconciler.cli_observe import show_error
 from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.errors import PlanError, ReconcilerError
+from reconciler.pydantic_plugins import skip_discovery as skip_plugin_discovery
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        fast_exit.deny()  # a command runs: the process exits normally unless it allows otherwise
         try:
             return super().invoke(ctx)
         except ReconcilerError as exc:
@@ -31,9 +33,9 @@ class _Group(click.Group):
         click's 2: exit 2 means "changes" or "drift" here, and a typo in a CI job must not read as
         either."""
         # No pydantic plugin has anything to see in the manifest models: skip their discovery (a scan
-        # of every installed package's metadata on the first model, paid by every command). Set the
-        # variable to load them anyway.
-        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        # of every installed package's metadata on the first model, paid by every command). Set
+        # PYDANTIC_DISABLE_PLUGINS to load them anyway.
+        skip_plugin_discovery()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:

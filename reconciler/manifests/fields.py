@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 from urllib.parse import urlsplit
 
@@ -33,6 +32,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from reconciler.manifests.input_schema import preset_mismatches, schema_error
 from reconciler.model import SecretRef
 from reconciler.providers import (
     AGENT_ENDPOINT_MAX_CHARS,
@@ -49,7 +49,6 @@ from reconciler.providers import (
     has_model_source,
     non_public_host,
     serialized_header_bytes,
-    without_required,
 )
 
 SubPath = tuple[str | int, ...]
@@ -456,26 +455,6 @@ def _public_endpoint(value: str) -> str:
     return value
 
 
-@lru_cache(maxsize=512)
-def _schema_error(schema_json: str) -> str | None:
-    from jsonschema import Draft7Validator
-    from jsonschema.exceptions import SchemaError
-
-    try:
-        Draft7Validator.check_schema(json.loads(schema_json))
-    except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path)
-        return f"is not a valid JSON Schema (Draft-07){' at ' + where if where else ''}: {exc.message}"
-    return None
-
-
-@lru_cache(maxsize=512)
-def _partial_validator(schema_json: str) -> Any:
-    from jsonschema import Draft7Validator
-
-    return Draft7Validator(without_required(json.loads(schema_json)))
-
-
 _AGENT_ONLY: dict[str, Any] = {
     "endpoint": (Annotated[str, StringConstraints(min_length=1, max_length=AGENT_ENDPOINT_MAX_CHARS),
                            AfterValidator(_public_endpoint)],
@@ -494,7 +473,7 @@ class AgentConfigBase(Strict):
         found: list[RuleProblem] = []
         schema: JsonObject = getattr(self, "input_schema")  # noqa: B009 - a generated field
         key = json.dumps(schema, sort_keys=True)
-        error = _schema_error(key)
+        error = schema_error(key)
         if error:
             found.append((("input_schema",), error, False))
         presets: list[Preset] | Any = getattr(self, "request_presets")  # noqa: B009
@@ -509,13 +488,12 @@ class AgentConfigBase(Strict):
             if error:
                 continue
             try:
-                errors = sorted(_partial_validator(key).iter_errors(preset.config),
-                                key=lambda e: list(e.absolute_path))
+                mismatches = preset_mismatches(key, preset.config)
             except Exception as exc:  # an unresolvable $ref: jsonschema never fetches remote documents
                 found.append((("input_schema",), f"cannot be used to check presets: {exc}", False))
                 break
-            found.extend((("request_presets", i, "config", *e.absolute_path),
-                          f"does not match input_schema: {e.message}", False) for e in errors)
+            found.extend((("request_presets", i, "config", *path), f"does not match input_schema: {message}", False)
+                         for path, message in mismatches)
         if found:
             raise rule_error(found)
         return self

@@ -10,7 +10,6 @@ wrong place may be a secret.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import types
@@ -124,6 +123,8 @@ def suggest(word: str, choices: Iterable[str]) -> str | None:
     for c in options:
         if c.lower() == word.lower():
             return c
+    import difflib  # only a misspelling pays for it (heapq included), not every validate
+
     close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     if not close:
         close = difflib.get_close_matches(word.lower(), [c.lower() for c in options], n=1, cutoff=0.6)

@@ -10,6 +10,7 @@ Shaped for editors (the YAML language server) as much as for validators:
   (``{var: NAME}`` as a whole value, ``${var.NAME}`` inside a string) wherever a value goes except a
   secret (a variable is never a secret) and ``kind``.
 - ``$id`` is stable (it does not change with the version), so an editor setting can name it.
+- ``kind: Policy`` (``reconciler.policy.rules``) is a document of the tree too.
 """
 
 from __future__ import annotations
@@ -150,9 +151,11 @@ def _is_secret(schema: dict[str, Any]) -> bool:
 
 def manifest_json_schema() -> dict[str, Any]:
     """The JSON Schema (Draft-07) of one manifest document: a switch on ``kind``."""
+    from reconciler.policy.rules import Policy  # the policy package imports the manifest models
+
     definitions: dict[str, Any] = {}
     kinds: dict[str, Any] = {}
-    for kind, model in KIND_MODELS.items():
+    for kind, model in {**KIND_MODELS, "Policy": Policy}.items():
         schema = TypeAdapter(model).json_schema(ref_template=_DEFS)
         definitions.update(schema.pop("$defs", {}))
         kinds[kind] = {"title": kind, **schema}
@@ -163,7 +166,7 @@ def manifest_json_schema() -> dict[str, Any]:
     definitions = {name: _with_variables(d) for name, d in definitions.items()}
     definitions["Patch"] = PATCH_SCHEMA
     definitions["Variable"] = VARIABLE_SCHEMA
-    every_kind = [*DOCUMENT_KINDS, "Patch"]
+    every_kind = [*DOCUMENT_KINDS, "Policy", "Patch"]
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": SCHEMA_ID,

@@ -44,4 +44,38 @@ def test_a_completion_request_imports_none_of_them_either() -> None:
 def test_validate_imports_no_http_stack_prometheus_differ_or_emulator() -> None:
     modules = imported("validate", "manifests", env={"VENDOR_A_KEY": "k", "AGENT_TOKEN": "t"})
     assert "pydantic" in modules and "yaml" in modules  # what validate does need
-    assert [m for m in heavy(modules) if not m.startswith(("pydantic", "yaml", "jsonschema"))] == []
+    assert [m for m in heavy(modules) if not m.startswith(("pydantic", "yaml"))] == []
+
+
+def test_validate_imports_neither_the_planner_the_client_nor_python_jsonschema_for_a_valid_tree() -> None:
+    """The quickstart tree declares an AGENT integration: its input schema and presets are checked
+    (jsonschema-rs decides a valid one; python-jsonschema, 70 ms of imports, only words a problem)."""
+    modules = imported("validate", "manifests", env={"VENDOR_A_KEY": "k", "AGENT_TOKEN": "t"})
+    assert "reconciler.manifests.input_schema" in modules
+    # its Policy has no CEL condition: the rules are checked, nothing is evaluated, no CEL is parsed
+    unused = ("reconciler.plan", "reconciler.apply", "reconciler.policy.evaluate", "celpy", "lark", "reconciler.watch",
+              "reconciler.pull", "reconciler.client.live", "reconciler.client.http", "jsonschema", "attr", "referencing",
+              "rich")
+    assert sorted(m for m in modules if any(m == u or m.startswith(u + ".") for u in unused)) == []
+
+
+def test_validate_skips_pydantic_plugin_discovery_unless_plugins_are_enabled() -> None:
+    """pydantic's plugin loader imports importlib.metadata (about 30 ms) even with plugins disabled;
+    the CLI disables them and stands in for the loader. Enabled, the real loader looks for them."""
+    env = {"VENDOR_A_KEY": "k", "AGENT_TOKEN": "t"}
+    assert "importlib.metadata" not in imported("validate", "manifests", env=env)
+    enabled = imported("validate", "manifests", env={**env, "PYDANTIC_DISABLE_PLUGINS": ""})
+    assert "importlib.metadata" in enabled and "pydantic.plugin._loader" in enabled
+
+
+def test_the_stand_in_loader_answers_with_the_real_one_for_anything_else() -> None:
+    code = ("import os, sys; os.environ.pop('PYDANTIC_DISABLE_PLUGINS', None)\n"
+            "from reconciler.pydantic_plugins import skip_discovery, LOADER; skip_discovery()\n"
+            "from pydantic import TypeAdapter; assert TypeAdapter(int).validate_python(1) == 1\n"
+            "loader = sys.modules[LOADER]; assert list(loader.get_plugins()) == []\n"
+            "assert 'importlib.metadata' not in sys.modules\n"
+            "assert loader.PYDANTIC_ENTRY_POINT_GROUP == 'pydantic'\n"
+            "os.environ['PYDANTIC_DISABLE_PLUGINS'] = 'some-other-plugin'; assert list(loader.get_plugins()) == []\n"
+            "assert 'importlib.metadata' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]

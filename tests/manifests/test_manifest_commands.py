@@ -66,7 +66,7 @@ def test_schema_prints_a_draft7_json_schema_with_one_branch_per_kind() -> None:
     assert run_schema(out.append) == 0
     schema = json.loads(out[0])
     jsonschema.Draft7Validator.check_schema(schema)
-    kinds = ["Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction", "Ownership", "Patch"]
+    kinds = ["Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction", "Ownership", "Policy", "Patch"]
     assert [case["if"]["properties"]["kind"]["const"] for case in schema["allOf"]] == kinds  # a switch on kind
     assert [schema["definitions"][kind]["title"] for kind in kinds] == kinds
 

@@ -16,9 +16,8 @@ from reconciler.manifests.schema import SCHEMA_ID
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What under examples/ is not a manifest: var files (given with --var-file), Kubernetes objects,
-#: GitHub workflows.
-NOT_MANIFESTS = ("vars.yaml", "examples/kubernetes/", "examples/github-actions.yml", "examples/pull-ui-edits.yml",
-                 "examples/policy/")  # Policy documents (--policy): not in the manifest schema yet
+#: GitHub workflows (examples/github-actions.yml, examples/pull-ui-edits.yml).
+NOT_MANIFESTS = ("vars.yaml", "examples/kubernetes/", "examples/github-actions.yml", "examples/pull-ui-edits.yml")
 
 
 def manifest_files() -> list[Path]:
@@ -98,3 +97,17 @@ def test_a_patch_is_a_document_of_its_own(validator: jsonschema.Draft7Validator)
 
 def test_the_schema_id_is_stable() -> None:
     assert manifest_json_schema()["$id"] == SCHEMA_ID == "https://reconciler.dev/schemas/manifest.json"
+
+
+def test_a_policy_is_a_kind_of_the_schema_and_its_errors_name_its_own_fields(
+        validator: jsonschema.Draft7Validator) -> None:
+    policy = {"kind": "Policy", "name": "safety",
+              "rules": [{"name": "no-deletes", "match": {"actions": ["delete"], "kinds": ["Integration"]},
+                         "condition": "plan.summary.delete > 5", "effect": "warn", "message": "m"}]}
+    assert "Policy" in manifest_json_schema()["properties"]["kind"]["enum"]
+    assert errors_of(validator, policy) == []
+    assert errors_of(validator, {**policy, "rules": [{**policy["rules"][0], "effect": "block"}]}) == [
+        "rules.0.effect: 'block' is not one of ['deny', 'require_approval', 'warn']"]
+    assert errors_of(validator, {**policy, "spec": {}}) == [
+        ": Additional properties are not allowed ('spec' was unexpected)"]
+    assert errors_of(validator, {"kind": "Policy", "name": "p", "rules": []}) == ["rules: [] should be non-empty"]

@@ -1,0 +1,59 @@
+"""A saved plan is refused when what it depends on moved (reconciler/plan/pins.py): a restriction
+made or removed by hand, a prompt restricted by hand, objects without a version yet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.model import LiveEvaluator, LivePrompt, LiveState, RestrictionObject
+from reconciler.plan.planner import make_plan
+from tests.plan.helpers import RESEARCH, live_llm, manifests, res, state
+from tests.plan.test_kinds_plan import VERSION, live_prompt
+
+TC = {"name": "f", "template": "t", "llm_config": {"integration": "judge", "model_name": "m"}}
+TREE = manifests(res("ResourceRestriction", "dash", resource_type="DASHBOARD", resource_id="RGFzaDox"),
+                 res("Prompt", "p", "research", version=VERSION),
+                 res("Evaluator", "ev", "research", commit_message="c", template_config=TC))
+
+
+def restriction(resource_type: str, resource_id: str) -> RestrictionObject:
+    return RestrictionObject.model_validate({"resource_type": resource_type, "resource_id": resource_id,
+                                             "created_at": "2026-01-01T00:00:00Z"})
+
+
+def live(*, dashboard: bool = False, prompt_restricted: bool = False, versions: bool = True) -> LiveState:
+    s = state(live_llm("judge", has_api_key=True))
+    prompt = live_prompt()
+    if not versions:
+        prompt = LivePrompt(prompt=prompt.prompt, latest=None, labels={})
+    s.prompts[(RESEARCH, "p")] = prompt
+    s.evaluators[(RESEARCH, "ev")] = LiveEvaluator(evaluator={"id": "RXY6MQ", "name": "ev", "description": None},
+                                                   latest={"id": "RVY6MQ", "template_config": TC} if versions else None)
+    s.restrictions[("PROJECT", "UHJvajo5")] = restriction("PROJECT", "UHJvajo5")  # a key that sees restrictions
+    if dashboard:
+        s.restrictions[("DASHBOARD", "RGFzaDox")] = restriction("DASHBOARD", "RGFzaDox")
+    if prompt_restricted:
+        s.restrictions[("PROMPT", "UHI6MQ")] = restriction("PROMPT", "UHI6MQ")
+    return s
+
+
+def fingerprints(**kw: Any) -> dict[str, str]:
+    return dict(make_plan(TREE, live(**kw)).fingerprints)
+
+
+def test_a_restriction_made_by_hand_makes_a_saved_plan_stale() -> None:
+    before, after = fingerprints(), fingerprints(dashboard=True)
+    assert before["ResourceRestriction/dash"] != after["ResourceRestriction/dash"]
+    assert before["Prompt/research/p"] == after["Prompt/research/p"]
+
+
+def test_a_prompt_restricted_by_hand_makes_a_saved_plan_stale() -> None:
+    before, after = fingerprints(), fingerprints(prompt_restricted=True)
+    assert before["Prompt/research/p"] != after["Prompt/research/p"]
+    assert before["ResourceRestriction/dash"] == after["ResourceRestriction/dash"]
+
+
+def test_objects_without_a_version_are_pinned_too() -> None:
+    before, after = fingerprints(versions=False), fingerprints()
+    assert before["Prompt/research/p"] != after["Prompt/research/p"]
+    assert before["Evaluator/research/ev"] != after["Evaluator/research/ev"]
