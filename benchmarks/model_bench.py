@@ -14,7 +14,11 @@ Figures, each the best of ``--runs`` runs in one process:
 hand-written type system ``fieldtypes.py`` and untyped live state) measures the same figures with
 that commit's ``reconciler`` package (``git archive`` into a temporary directory, run in a child
 process with the same account writer), so both sides meet the same machine at the same time.
-``--write-doc`` records both in ``docs/performance.md``. It prints one line per figure and a JSON
+``--house REF`` (default ``4f0eca7``, before issue 26: the kind registry, planners without a shared
+mutable context) measures ``make_plan`` the same way, and the product's lines outside the emulator
+(``reconciler/`` minus ``reconciler/emulator/``: non-blank non-comment lines, and ``wc -l``) are
+counted at that commit and in the working tree. ``--write-doc`` records the figures in
+``docs/performance.md``. It prints one line per figure and a JSON
 line.
 """
 
@@ -33,6 +37,24 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "61db855"
+HOUSE = "4f0eca7"
+
+
+def product_lines(ref: str | None = None) -> dict[str, int]:
+    """Lines of ``reconciler/`` outside ``reconciler/emulator/``, in the working tree or at ``ref``:
+    ``code`` counts non-blank lines that are not ``#`` comments, ``wc`` every line (as ``wc -l``)."""
+    if ref is None:
+        texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "reconciler").rglob("*.py"))
+                 if "emulator" not in p.relative_to(ROOT / "reconciler").parts[:1]]
+    else:
+        names = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", ref, "reconciler"],
+                               capture_output=True, text=True, check=True).stdout.split()
+        texts = [subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{n}"], capture_output=True, text=True,
+                                check=True).stdout
+                 for n in names if n.endswith(".py") and not n.startswith("reconciler/emulator/")]
+    lines = [line for text in texts for line in text.splitlines()]
+    return {"code": sum(1 for line in lines if line.strip() and not line.strip().startswith("#")),
+            "wc": len(lines)}
 
 
 def measure(scale: str, runs: int, validate_only: bool) -> dict[str, Any]:
@@ -111,6 +133,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--validate-only", action="store_true", help="skip the plan measurement")
     parser.add_argument("--baseline", default=BASELINE, help="a commit to measure beside ('' for none)")
+    parser.add_argument("--house", default=HOUSE, help="a second commit to measure make_plan at ('' for none)")
     parser.add_argument("--json-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--write-doc", action="store_true", help="record the figures in docs/performance.md")
     args = parser.parse_args()
@@ -120,6 +143,7 @@ def main() -> None:
         return
     ours.pop("package")
     before = baseline(args.baseline, args.scale, args.runs, args.validate_only) if args.baseline else None
+    house = baseline(args.house, args.scale, args.runs, False) if args.house and not args.validate_only else None
     for name, figures in (("now", ours), (f"before ({args.baseline})", before)):
         if figures is None:
             continue
@@ -128,8 +152,14 @@ def main() -> None:
         if "plan_cpu_s" in figures:
             line += f"; plan CPU (in sync): best {figures['plan_cpu_s']:.3f} s"
         print(line)
+    if house is not None:
+        print(f"make_plan CPU (in sync) now {ours['plan_cpu_s']:.3f} s, at {args.house} {house['plan_cpu_s']:.3f} s "
+              f"(issue 26: not slower)")
+    lines = {"now": product_lines(), **({args.house: product_lines(args.house)} if args.house else {})}
+    print("product lines outside the emulator: " + "; ".join(
+        f"{name} {n['code']:,} non-blank non-comment ({n['wc']:,} wc -l)" for name, n in lines.items()))
     result = {"kind": "models", "date": date.today().isoformat(), "runs": args.runs, "now": ours,
-              "before": before}
+              "before": before, "house": house, "product_lines": lines}
     print(json.dumps(result))
     if args.write_doc:
         from benchmarks import report

@@ -11,6 +11,7 @@ import click
 
 from reconciler.cli_common import events, load, read_progress
 from reconciler.cli_flags import connection_flags, plan_flags
+from reconciler.kinds import RESTRICTION
 
 
 @click.command()
@@ -50,7 +51,7 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
             read_progress(client, quiet):
         live = read_live(client, manifests.read_scope(), manifests)
         if unmanaged_to:
-            unmanaged = [u.address for u in make_plan(manifests, live).unmanaged if u.kind != "ResourceRestriction"]
+            unmanaged = [u.address for u in make_plan(manifests, live).unmanaged if u.kind != RESTRICTION.name]
             if unmanaged:
                 exported = export_manifests(client, [], Path(unmanaged_to), unmanaged)
     result = Puller(manifests, live, files, base).run()

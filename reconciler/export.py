@@ -13,7 +13,7 @@ from __future__ import annotations
 import glob
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from reconciler.client.http import ApiClient
 from reconciler.client.live import read_live, user_fields
 from reconciler.errors import ConfigError
 from reconciler.files import inside, safe_component, write_private
+from reconciler.kinds import ACCOUNT_WIDE, DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
@@ -47,7 +48,7 @@ def _headers(names: list[str], *prefix: str, env: list[str]) -> dict[str, Any]:
 def integration_manifest(obj: Mapping[str, Any], env: list[str], notes: list[str] | None = None) -> dict[str, Any]:
     name = str(obj["name"])
     itype = str(obj["type"])
-    doc: dict[str, Any] = {"kind": "Integration", "name": name, "type": itype}
+    doc: dict[str, Any] = {"kind": INTEGRATION.name, "name": name, "type": itype}
     if itype == "AGENT" and obj.get("description") is not None:
         doc["description"] = obj["description"]
     doc["scopings"] = [{"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
@@ -151,11 +152,10 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
 
             raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
     listing = read_live(client, ReadScope(spaces=frozenset(chosen)))
-    names = {kind: frozenset((listing.space_name(sid), n) for sid, n in table)
-             for kind, table in (("prompts", listing.prompts), ("datasets", listing.datasets),
-                                 ("evaluators", listing.evaluators))}
-    live = read_live(client, ReadScope(spaces=frozenset(chosen), prompts=names["prompts"],
-                                       datasets=names["datasets"], evaluators=names["evaluators"]))
+    names: dict[str, Any] = {  # the spaced kinds' ReadScope fields
+        spec.table: frozenset((listing.space_name(sid), n) for sid, n in getattr(listing, spec.table))
+        for spec in KIND_SPECS.values() if spec.spaced}
+    live = read_live(client, ReadScope(spaces=frozenset(chosen), **names))
     everything = _all_addresses(live, chosen)
     unknown = sorted(a for a in wanted if a not in everything)
     if unknown:
@@ -206,32 +206,22 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     if by_space:  # what the exported tree owns: its spaces and the integrations written, by exact name
         write("ownership.yaml", [{"kind": "Ownership", "name": "-".join(chosen), "spaces": list(chosen),
                                   "integrations": sorted({glob.escape(str(d["name"])) for d in integrations})}])
-    else:  # projects and dashboards are account-wide: a space's export leaves them to their owner
-        restrictions = [{"kind": "ResourceRestriction", "name": f"{t.lower()}-{rid}", "resource_type": t,
-                         "resource_id": rid} for (t, rid) in sorted(live.restrictions)
-                        if t in ("PROJECT", "DASHBOARD")]
-        write("restrictions.yaml", restrictions)
+    else:  # restrictions (projects, dashboards) are account-wide: a space's export leaves them to their owner
+        for kind in ACCOUNT_WIDE:  # integrations above: the secrets, the notes, the evaluators' use
+            if kind != INTEGRATION.name:
+                write(f"{KIND_SPECS[kind].table}.yaml", EXPORTS[kind](live))
     space_dirs = Unique({"integrations.yaml", "restrictions.yaml", "ownership.yaml", "secrets.env.example"})
     for space in chosen:
         sid = live.space_id(space)
         if sid is None:
             continue
         folder = space_dirs.name(safe_component(space))  # a space's name comes from the API
-        write(f"{folder}/prompts.yaml", _prompts(live, sid, space))
-        write(f"{folder}/evaluators.yaml", _evaluators(live, sid, space))
-        datasets = []
-        data_files = Unique()
-        for (dsid, name), d in sorted(live.datasets.items()):
-            if dsid != sid:
-                continue
-            if not chosen_doc({"kind": "Dataset", "space": space, "name": name}):
-                continue
-            rel = f"data/{data_files.name(safe_component(name), '.jsonl')}"
-            lines = [json.dumps(user_fields(e), ensure_ascii=False,
-                                sort_keys=True) for e in d.examples or []]
-            save(f"{folder}/{rel}", "".join(line + "\n" for line in lines))
-            datasets.append({"kind": "Dataset", "space": space, "name": name, "examples_file": rel})
-        write(f"{folder}/datasets.yaml", datasets)
+        for kind, exporter in SPACED_EXPORTS.items():  # a file per kind, beside its data files
+            files: dict[str, str] = {}
+            docs = [d for d in exporter(live, sid, space, chosen_doc, files) if chosen_doc(d)]
+            for rel, text in files.items():
+                save(f"{folder}/{rel}", text)
+            write(f"{folder}/{KIND_SPECS[kind].table}.yaml", docs)
     if env or notes:
         save("secrets.env.example",
              "# Secrets cannot be exported; set these before running plan on the exported manifests.\n"
@@ -265,20 +255,43 @@ def _used_integrations(live: LiveState, spaces: list[str]) -> set[str]:
 
 
 def _all_addresses(live: LiveState, spaces: list[str]) -> list[str]:
-    found = [f"Integration/{name}" for (_, name) in live.integrations]
-    found += [f"ResourceRestriction/{t.lower()}-{rid}" for (t, rid) in live.restrictions if t in ("PROJECT", "DASHBOARD")]
-    for kind, table in (("Prompt", live.prompts), ("Dataset", live.datasets), ("Evaluator", live.evaluators)):
-        found += [f"{kind}/{live.space_name(sid)}/{name}" for (sid, name) in table
-                  if live.space_name(sid) in spaces]
+    found = [f"{INTEGRATION.name}/{name}" for (_, name) in live.integrations]
+    found += [address_of(doc) for doc in restriction_manifests(live)]
+    for spec in KIND_SPECS.values():
+        if spec.spaced:
+            found += [f"{spec.name}/{live.space_name(sid)}/{name}" for (sid, name) in getattr(live, spec.table)
+                      if live.space_name(sid) in spaces]
     return sorted(found)
 
 
-def _prompts(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
+def restriction_manifests(live: LiveState) -> list[dict[str, Any]]:
+    """The PROJECT and DASHBOARD restrictions (a PROMPT restriction is its prompt's ``restricted``)."""
+    return [{"kind": RESTRICTION.name, "name": f"{t.lower()}-{rid}", "resource_type": t, "resource_id": rid}
+            for (t, rid) in sorted(live.restrictions) if t in ("PROJECT", "DASHBOARD")]
+
+
+def _datasets(live: LiveState, sid: str, space: str, chosen: Callable[[Mapping[str, Any]], bool],
+              files: dict[str, str]) -> list[dict[str, Any]]:
+    """The datasets of a space, each with its examples in a JSONL file of ``files`` (path -> text)."""
+    docs = []
+    data_files = Unique()
+    for (dsid, name), d in sorted(live.datasets.items()):
+        doc: dict[str, Any] = {"kind": DATASET.name, "space": space, "name": name}
+        if dsid != sid or not chosen(doc):
+            continue
+        doc["examples_file"] = rel = f"data/{data_files.name(safe_component(name), '.jsonl')}"
+        files[rel] = "".join(json.dumps(user_fields(e), ensure_ascii=False, sort_keys=True) + "\n"
+                             for e in d.examples or [])
+        docs.append(doc)
+    return docs
+
+
+def _prompts(live: LiveState, sid: str, space: str, *_: Any) -> list[dict[str, Any]]:
     docs = []
     for (psid, name), p in sorted(live.prompts.items()):
         if psid != sid:
             continue
-        doc: dict[str, Any] = {"kind": "Prompt", "space": space, "name": name}
+        doc: dict[str, Any] = {"kind": PROMPT.name, "space": space, "name": name}
         if p.prompt.description is not None:
             doc["description"] = p.prompt.description
         if live.restrictions:  # none visible: a read-only key sees none, so restricted is left unmanaged
@@ -293,7 +306,7 @@ def _prompts(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
     return docs
 
 
-def _evaluators(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
+def _evaluators(live: LiveState, sid: str, space: str, *_: Any) -> list[dict[str, Any]]:
     by_id = {o.id: name for (t, name), o in live.integrations.items() if t == "LLM"}
     docs = []
     for (esid, name), e in sorted(live.evaluators.items()):
@@ -304,10 +317,19 @@ def _evaluators(live: LiveState, sid: str, space: str) -> list[dict[str, Any]]:
             llm = dict(tc["llm_config"])
             llm["integration"] = by_id[llm.pop("ai_integration_id")]
             tc["llm_config"] = llm
-        doc: dict[str, Any] = {"kind": "Evaluator", "space": space, "name": name}
+        doc: dict[str, Any] = {"kind": EVALUATOR.name, "space": space, "name": name}
         if e.evaluator.description is not None:
             doc["description"] = e.evaluator.description
         doc["commit_message"] = e.latest.commit_message or "exported"
         doc["template_config"] = tc
         docs.append(doc)
     return docs
+
+
+#: What a space's export writes, one file per kind in this order (``prompts.yaml``...).
+SPACED_EXPORTS: Mapping[str, Callable[[LiveState, str, str, Callable[[Mapping[str, Any]], bool], dict[str, str]],
+                                      list[dict[str, Any]]]] = {
+    "Prompt": _prompts, "Evaluator": _evaluators, "Dataset": _datasets}
+#: The export of each registered kind (``reconciler.kinds``): the account-wide ones, then the spaced.
+EXPORTS: Mapping[str, Callable[..., Any]] = {
+    "Integration": integration_manifest, "ResourceRestriction": restriction_manifests, **SPACED_EXPORTS}

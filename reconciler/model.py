@@ -18,9 +18,9 @@ from typing import Any, Literal, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from reconciler.errors import ResponseError, SecretError
-
-KINDS = ("Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction")
-SPACED_KINDS = ("Prompt", "Dataset", "Evaluator")
+from reconciler.kinds import DATASET, KIND_SPECS
+from reconciler.kinds import KINDS as KINDS  # the registry's names, known here too
+from reconciler.kinds import SPACED_KINDS as SPACED_KINDS
 
 
 @dataclass(frozen=True)
@@ -111,20 +111,13 @@ class DesiredResource:
     """One manifest document.
 
     kind: one of KINDS. name: the document's name. space: the space name or id (spaced kinds).
-    spec: the document minus ``kind``, ``name`` and ``space``; only keys the user wrote.
-        Integration: type, description?, scopings?, config {provider?, ... SecretRef for secrets;
-            headers: {name: SecretRef}}.
-        Prompt: description?, restricted?, version {commit_message, provider, model?, messages,
-            input_variable_format?, invocation_params?, provider_params?, labels?}.
-        Dataset: key?, examples (list of objects; loaded from examples_file if given),
-            experiment_retention? {keep_last?, older_than_days?}.
-        Evaluator: description?, commit_message, template_config {..., llm_config {integration
-            (an LLM Integration name) or ai_integration_id, model_name, ...}}.
-        ResourceRestriction: resource_type, resource_id.
+    spec: the document minus ``kind``, ``name``, ``space`` and the lifecycle fields, as plain values;
+        only keys the user wrote (secrets as SecretRef, a dataset's examples loaded from its file).
     sources: dotted field path ("config.api_key", "version.messages") -> where it was written;
         "" -> the document itself.
-    doc: the typed document (a ``reconciler.manifests.models`` model; ``spec`` is its dump) when
-        it was loaded from a manifest; None when a test builds the resource from a spec.
+    doc: the typed document (the kind's ``reconciler.manifests.models`` model; ``spec`` is its dump)
+        when it was loaded from a manifest; None when a test builds the resource from a spec. The
+        planner reads it as its kind's model (``plan.context.doc_of``: checked, never cast).
     """
 
     kind: str
@@ -134,18 +127,16 @@ class DesiredResource:
     sources: Mapping[str, Source] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()  # former names (Integration, Dataset, Evaluator): renamed in place
     protect: bool = False  # never deleted or replaced by a plan
-    doc: Any = field(default=None, compare=False, repr=False)
+    doc: BaseModel | None = field(default=None, compare=False, repr=False)
     ignore_changes: tuple[str, ...] = ()  # field globs the plan leaves as they are live (docs/manifests.md)
 
     @property
     def identity(self) -> tuple[str, ...]:
-        """Unique across a manifest set: Integration (type, name); spaced kinds (space, name);
-        ResourceRestriction (resource_type, resource_id)."""
-        if self.kind == "Integration":
-            return ("Integration", str(self.spec.get("type")), self.name)
-        if self.kind == "ResourceRestriction":
-            return ("ResourceRestriction", str(self.spec.get("resource_type")), str(self.spec.get("resource_id")))
-        return (self.kind, str(self.space), self.name)
+        """Unique across a manifest set: the kind and its registered identity fields
+        (``KindSpec.identity``: Integration (type, name); spaced kinds (space, name);
+        ResourceRestriction (resource_type, resource_id))."""
+        head = {"name": self.name, "space": self.space}
+        return (self.kind, *(str(head[f] if f in head else self.spec.get(f)) for f in KIND_SPECS[self.kind].identity))
 
     @property
     def address(self) -> str:
@@ -217,10 +208,8 @@ class ManifestSet:
             kinds |= set(SPACED_KINDS) if self.ownership.spaces else set()
         return ReadScope(
             spaces=frozenset(spaces),
-            prompts=keys("Prompt"),
-            datasets=keys("Dataset"),
-            evaluators=keys("Evaluator"),
-            retention=keys("Dataset", lambda r: r.spec.get("experiment_retention") is not None),
+            **{k.table: keys(k.name) for k in KIND_SPECS.values() if k.spaced},
+            retention=keys(DATASET.name, lambda r: r.spec.get("experiment_retention") is not None),
             kinds=frozenset(kinds),
         )
 
@@ -243,20 +232,17 @@ class ReadScope:
     kinds: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, list[Any]]:
-        return {
-            "spaces": sorted(self.spaces), "kinds": sorted(self.kinds),
-            **{name: sorted(list(pair) for pair in getattr(self, name))
-               for name in ("prompts", "datasets", "evaluators", "retention")},
-        }
+        return {"spaces": sorted(self.spaces), "kinds": sorted(self.kinds),
+                **{name: sorted(list(pair) for pair in getattr(self, name)) for name in _PAIRS}}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ReadScope:
-        def pairs(name: str) -> frozenset[tuple[str, str]]:
-            return frozenset((str(a), str(b)) for a, b in data.get(name, []))
+        pairs = {name: frozenset((str(a), str(b)) for a, b in data.get(name, [])) for name in _PAIRS}
+        return cls(spaces=frozenset(data.get("spaces", [])), kinds=frozenset(data.get("kinds", [])), **pairs)
 
-        return cls(spaces=frozenset(data.get("spaces", [])), prompts=pairs("prompts"), datasets=pairs("datasets"),
-                   evaluators=pairs("evaluators"), retention=pairs("retention"),
-                   kinds=frozenset(data.get("kinds", [])))
+
+#: The read scope's (space, name) sets: one per spaced kind, and the datasets whose experiments are read.
+_PAIRS = (*(k.table for k in KIND_SPECS.values() if k.spaced), "retention")
 
 
 class ApiObject(BaseModel):

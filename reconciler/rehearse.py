@@ -29,6 +29,7 @@ from reconciler.client.replica import account_of, open_replica
 from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.emulator.seeding import PLACEHOLDER
 from reconciler.errors import ReconcilerError
+from reconciler.kinds import DATASET
 from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.model import Plan
 from reconciler.plan.planner import make_plan
@@ -119,7 +120,7 @@ def rehearse(plan: Plan, live: LiveState, manifests: ManifestSet | None, *,
     if plan.empty:
         return Rehearsal(calls=0, accepted=0)
     touched = {(key[1], key[2]) for key in (plan.pins.get(op.address) for op in plan.operations)
-               if key and key[0] == "Dataset"}
+               if key and key[0] == DATASET.name}
     replica = account_of(live, manifests, examples_of=touched)
     namer = Namer(live)
     with open_replica(replica, parallelism=parallelism) as client:

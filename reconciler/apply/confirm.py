@@ -12,7 +12,8 @@ from __future__ import annotations
 import copy
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from reconciler.client.http import ApiClient
@@ -24,6 +25,7 @@ from reconciler.client.live import (
     wanted_examples,
 )
 from reconciler.errors import ProblemError
+from reconciler.kinds import EXPERIMENT, INTEGRATION, KIND_SPECS, RESTRICTION
 from reconciler.model import (
     DatasetObject,
     LiveDataset,
@@ -54,11 +56,8 @@ def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], clien
     """A copy of ``live`` with every resource the applied plan touched read again (examples
     compared with ``desired``'s as they arrive, as ``read_live`` does)."""
     fresh = copy.copy(live)
-    fresh.integrations = dict(live.integrations)
-    fresh.prompts = dict(live.prompts)
-    fresh.datasets = dict(live.datasets)
-    fresh.evaluators = dict(live.evaluators)
-    fresh.restrictions = dict(live.restrictions)
+    for spec in KIND_SPECS.values():
+        setattr(fresh, spec.table, dict(getattr(live, spec.table)))
     jobs: list[Callable[[], None]] = []
     by_address: dict[str, list[Operation]] = {}
     for op in plan.operations:
@@ -71,12 +70,12 @@ def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], clien
     wanted = wanted_examples(desired, fresh) if desired is not None else {}
     for address, ops in by_address.items():
         key = plan.pins.get(address)
-        if key and key[0] == "Integration" and key[1] in relist:
+        if key and key[0] == INTEGRATION.name and key[1] in relist:
             continue  # the list re-read covers it
-        deletes = [op for op in ops if op.method == "DELETE" and op.action == "delete" and op.kind != "Experiment"]
+        deletes = [op for op in ops if op.method == "DELETE" and op.action == "delete" and op.kind != EXPERIMENT]
         if deletes:  # pruned: it must be gone
             jobs.extend(_check_deleted(fresh, op, client) for op in deletes
-                        if not (op.kind == "Integration" and _type_of(live, op.path) in relist))
+                        if not (op.kind == INTEGRATION.name and _type_of(live, op.path) in relist))
             continue
         if key is None:
             continue
@@ -101,7 +100,7 @@ def _integration_types_to_relist(plan: Plan, by_address: dict[str, list[Operatio
     touched integration of that type. A replacement or prune touches both types: relist both."""
     touched: dict[str, int] = {}
     for address, ops in by_address.items():
-        if ops[0].kind != "Integration":
+        if ops[0].kind != INTEGRATION.name:
             continue
         key = plan.pins.get(address)
         types = ("LLM", "AGENT") if key is None or any(op.action in ("replace", "delete") for op in ops) else (key[1],)
@@ -134,12 +133,10 @@ def _relist_restrictions(fresh: LiveState, client: ApiClient) -> Callable[[], No
 
 def _check_deleted(fresh: LiveState, op: Operation, client: ApiClient) -> Callable[[], None]:
     def run() -> None:
-        if op.kind == "ResourceRestriction" or not _gone(client, op.path):
+        if op.kind == RESTRICTION.name or not _gone(client, op.path):
             return
         resource_id = op.path.rsplit("/", 1)[1]
-        tables: tuple[dict[tuple[str, str], Any], ...] = (fresh.integrations, fresh.prompts, fresh.datasets,
-                                                          fresh.evaluators)
-        for table in tables:
+        for table in (getattr(fresh, spec.table) for spec in KIND_SPECS.values() if spec is not RESTRICTION):
             with _lock:
                 for k in [k for k, v in table.items() if v.id == resource_id]:
                     table.pop(k, None)
@@ -156,54 +153,84 @@ def _created(ops: list[Operation], responses: dict[str, Any]) -> dict[str, Any] 
     return None
 
 
+@dataclass(frozen=True)
+class _Touched:
+    """A resource the plan touched: its pin key, its operations, what its create answered."""
+
+    fresh: LiveState
+    key: list[str]
+    ops: list[Operation]
+    created_obj: dict[str, Any] | None
+    client: ApiClient
+    wanted: dict[tuple[str, str], tuple[str, list[Any]]]
+    existing: Any  # the live object before any re-read ran (an integration's list may be re-read meanwhile)
+
+    @property
+    def created(self) -> str | None:
+        return str(self.created_obj["id"]) if self.created_obj and self.created_obj.get("id") else None
+
+    @property
+    def live_key(self) -> tuple[str, str]:
+        return (self.key[1], self.key[2])
+
+
 def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: dict[str, Any],
             client: ApiClient, wanted: dict[tuple[str, str], tuple[str, list[Any]]]) -> Callable[[], None]:
-    kind = key[0]
-    existing = fresh.integrations.get((key[1], key[2])) if kind == "Integration" else None
-    created_obj = _created(ops, responses)
-    created = str(created_obj["id"]) if created_obj and created_obj.get("id") else None
+    existing = getattr(fresh, KIND_SPECS[key[0]].table).get(tuple(key[1:]))
+    touched = _Touched(fresh, key, ops, _created(ops, responses), client, wanted, existing)
+    return lambda: REREADS[key[0]](touched)
 
-    def run() -> None:
-        if kind == "Integration":
-            obj_id = created or (existing.id if existing is not None else None)
-            if obj_id:
-                got = LiveIntegration.read(client.get(f"/v2/integrations/{obj_id}"), f"/v2/integrations/{obj_id}")
+
+def _reread_integration(t: _Touched) -> None:
+    obj_id = t.created or (t.existing.id if t.existing is not None else None)
+    if not obj_id:
+        return
+    got = LiveIntegration.read(t.client.get(f"/v2/integrations/{obj_id}"), f"/v2/integrations/{obj_id}")
+    with _lock:
+        t.fresh.integrations[t.live_key] = got
+    if t.created and any(op.action == "replace" for op in t.ops):  # the other type's object of that name went
+        for other in ("LLM", "AGENT"):
+            if other != t.key[1] and (other, t.key[2]) in t.fresh.integrations:
                 with _lock:
-                    fresh.integrations[(key[1], key[2])] = got
-                if created:  # a replacement removed the other type's object of that name
-                    for t in ("LLM", "AGENT"):
-                        if t != key[1] and (t, key[2]) in fresh.integrations and any(
-                                op.action == "replace" for op in ops):
-                            with _lock:
-                                fresh.integrations.pop((t, key[2]), None)
-        elif kind == "Prompt":
-            current = fresh.prompts.get((key[1], key[2]))
-            prompt_id = created or (current.id if current else None)
-            if prompt_id:
-                fresh.prompts[(key[1], key[2])] = read_prompt(client, prompt_id)
-        elif kind == "Dataset":
-            current_d = fresh.datasets.get((key[1], key[2]))
-            if current_d is None and created_obj and created:
-                current_d = LiveDataset(dataset=DatasetObject.read(
-                    {"name": key[2], "space_id": key[1], **created_obj}))
-            if current_d is None:
-                return
-            dataset_id = current_d.id
-            dataset = current_d.dataset
-            if any(op.note == "rename" for op in ops):
-                got = client.get(f"/v2/datasets/{dataset_id}")
-                dataset = DatasetObject.read({k: v for k, v in got.items() if k != "versions"}, f"/v2/datasets/{dataset_id}")
-            updated = LiveDataset(dataset=dataset, examples=current_d.examples, experiments=current_d.experiments,
-                                  matched=current_d.matched, examples_digest=current_d.examples_digest)
-            if any(op.kind != "Experiment" for op in ops):  # examples were written (or created)
-                read_examples(client, updated, wanted.get((key[1], key[2])))
-            if any(op.kind == "Experiment" for op in ops):
-                updated.experiments = read_experiments(client, dataset_id)
-            fresh.datasets[(key[1], key[2])] = updated
-        elif kind == "Evaluator":
-            current_e = fresh.evaluators.get((key[1], key[2]))
-            evaluator_id = created or (current_e.id if current_e else None)
-            if evaluator_id:
-                fresh.evaluators[(key[1], key[2])] = read_evaluator(client, evaluator_id)
+                    t.fresh.integrations.pop((other, t.key[2]), None)
 
-    return run
+
+def _reread_prompt(t: _Touched) -> None:
+    current = t.fresh.prompts.get(t.live_key)
+    prompt_id = t.created or (current.id if current else None)
+    if prompt_id:
+        t.fresh.prompts[t.live_key] = read_prompt(t.client, prompt_id)
+
+
+def _reread_dataset(t: _Touched) -> None:
+    current = t.fresh.datasets.get(t.live_key)
+    if current is None and t.created_obj and t.created:
+        current = LiveDataset(dataset=DatasetObject.read({"name": t.key[2], "space_id": t.key[1], **t.created_obj}))
+    if current is None:
+        return
+    dataset = current.dataset
+    if any(op.note == "rename" for op in t.ops):
+        got = t.client.get(f"/v2/datasets/{current.id}")
+        dataset = DatasetObject.read({k: v for k, v in got.items() if k != "versions"}, f"/v2/datasets/{current.id}")
+    updated = LiveDataset(dataset=dataset, examples=current.examples, experiments=current.experiments,
+                          matched=current.matched, examples_digest=current.examples_digest)
+    if any(op.kind != EXPERIMENT for op in t.ops):  # examples were written (or created)
+        read_examples(t.client, updated, t.wanted.get(t.live_key))
+    if any(op.kind == EXPERIMENT for op in t.ops):
+        updated.experiments = read_experiments(t.client, current.id)
+    t.fresh.datasets[t.live_key] = updated
+
+
+def _reread_evaluator(t: _Touched) -> None:
+    current = t.fresh.evaluators.get(t.live_key)
+    evaluator_id = t.created or (current.id if current else None)
+    if evaluator_id:
+        t.fresh.evaluators[t.live_key] = read_evaluator(t.client, evaluator_id)
+
+
+#: How each registered kind (``reconciler.kinds``) is read again after apply; restrictions are listed
+#: again as a whole (``_relist_restrictions``) whenever the plan touched one.
+REREADS: Mapping[str, Callable[[_Touched], None]] = {
+    "Integration": _reread_integration, "Prompt": _reread_prompt, "Dataset": _reread_dataset,
+    "Evaluator": _reread_evaluator, "ResourceRestriction": lambda t: None,
+}

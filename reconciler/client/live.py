@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
+from reconciler.kinds import DATASET, EVALUATOR, KIND_SPECS, PROMPT
 from reconciler.model import (
     DatasetObject,
     EvaluatorObject,
@@ -59,12 +60,9 @@ from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS
 LIST_LIMIT = 100
 EXAMPLES_LIMIT = 500
 
-#: The spaced kinds: manifest kind -> (list path, list key).
-SPACED_LISTS: Mapping[str, tuple[str, str]] = {
-    "Prompt": ("/v2/prompts", "prompts"),
-    "Dataset": ("/v2/datasets", "datasets"),
-    "Evaluator": ("/v2/evaluators", "evaluators"),
-}
+#: The spaced kinds (``reconciler.kinds``): manifest kind -> (list path, list key).
+SPACED_LISTS: Mapping[str, tuple[str, str]] = {k.name: (k.collection, k.list_key) for k in KIND_SPECS.values()
+                                               if k.spaced}
 
 
 Task = Callable[[], "list[Task] | None"]
@@ -162,13 +160,13 @@ def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[
         path = SPACED_LISTS[kind][0]
         items = _space_list(client, space_id, kind)()
         for item in items:
-            if kind == "Prompt":
+            if kind == PROMPT.name:
                 prompt = LivePrompt(prompt=PromptObject.read(item, path))
                 key = (space_id, prompt.prompt.name)
                 live.prompts[key] = prompt
                 if key in declared["prompts"]:
                     reads.append(_read_prompt_versions(client, prompt))
-            elif kind == "Dataset":
+            elif kind == DATASET.name:
                 dataset = LiveDataset(dataset=DatasetObject.read(item, path))
                 key = (space_id, dataset.dataset.name)
                 live.datasets[key] = dataset
@@ -176,7 +174,7 @@ def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[
                     reads.append(_read_examples(client, dataset, wanted.get(key)))
                 if key in declared["retention"]:
                     reads.append(_read_experiments(client, dataset))
-            else:
+            elif kind == EVALUATOR.name:
                 evaluator = LiveEvaluator(evaluator=EvaluatorObject.read(item, path))
                 key = (space_id, evaluator.evaluator.name)
                 live.evaluators[key] = evaluator
@@ -382,10 +380,6 @@ _TEMPLATE_CONFIG_FIELDS = ("name", "template", "include_explanations", "use_func
                            "classification_choices", "direction", "data_granularity", "llm_config")
 _LLM_CONFIG_FIELDS = ("ai_integration_id", "model_name", "invocation_parameters", "provider_parameters")
 
-ESSENCE_KINDS = ("Integration", "Preset", "Prompt", "PromptVersion", "Dataset", "DatasetExample",
-                 "Evaluator", "EvaluatorVersion", "ResourceRestriction")
-
-
 def essence(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a live object a manifest can manage, in the API's read names; server-set and
     unknown fields are dropped (a field the service adds later never shows up as drift). A field
@@ -404,28 +398,15 @@ def essence(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
       llm_config's known fields).
     - ResourceRestriction: resource_type, resource_id.
     """
-    if kind == "Integration":
-        return _integration(obj)
-    if kind == "Preset":
-        return _pick(obj, ("name", "description", "config"))
-    if kind == "Prompt":
-        return _pick(obj, ("name", "description"))
-    if kind == "PromptVersion":
-        return _pick(obj, _PROMPT_VERSION_FIELDS)
-    if kind == "Dataset":
-        return _pick(obj, ("name",))
-    if kind == "DatasetExample":
-        return user_fields(obj)
-    if kind == "Evaluator":
-        return _pick(obj, ("name", "description"))
-    if kind == "EvaluatorVersion":
-        out: dict[str, Any] = {}
-        if isinstance(obj.get("template_config"), Mapping):
-            out["template_config"] = _template_config(obj["template_config"])
-        return out
-    if kind == "ResourceRestriction":
-        return _pick(obj, ("resource_type", "resource_id"))
-    raise ValueError(f"essence: unknown kind {kind!r} (one of {', '.join(ESSENCE_KINDS)})")
+    found = _ESSENCES.get(kind)
+    if found is None:
+        raise ValueError(f"essence: unknown kind {kind!r} (one of {', '.join(ESSENCE_KINDS)})")
+    return found(obj)
+
+
+def _evaluator_version(obj: Mapping[str, Any]) -> dict[str, Any]:
+    config = obj.get("template_config")
+    return {"template_config": _template_config(config)} if isinstance(config, Mapping) else {}
 
 
 def _pick(obj: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
@@ -486,6 +467,21 @@ def _template_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- who uses an integration
+
+
+#: The essence of each registered kind (``reconciler.kinds``) and of the parts compared apart.
+_ESSENCES: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    "Integration": _integration,
+    "Preset": lambda obj: _pick(obj, ("name", "description", "config")),
+    "Prompt": lambda obj: _pick(obj, ("name", "description")),
+    "PromptVersion": lambda obj: _pick(obj, _PROMPT_VERSION_FIELDS),
+    "Dataset": lambda obj: _pick(obj, ("name",)),
+    "DatasetExample": user_fields,
+    "Evaluator": lambda obj: _pick(obj, ("name", "description")),
+    "EvaluatorVersion": _evaluator_version,
+    "ResourceRestriction": lambda obj: _pick(obj, ("resource_type", "resource_id")),
+}
+ESSENCE_KINDS = tuple(_ESSENCES)
 
 
 def read_integration_users(client: ApiClient, live: LiveState) -> list[tuple[str, str, str, str]]:

@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from reconciler.manifests.models import DOCUMENT_KINDS, KIND_MODELS, SECRET_SCHEMA
+from reconciler.manifests.fields import SECRET_SCHEMA
+from reconciler.manifests.models import DOCUMENT_KINDS, KIND_MODELS
 from reconciler.model import SPACED_KINDS
 
 SCHEMA_ID = "https://reconciler.dev/schemas/manifest.json"

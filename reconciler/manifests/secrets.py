@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from reconciler.errors import SecretError
-from reconciler.manifests.models import HEADER_SIZE_MEASURE
+from reconciler.kinds import INTEGRATION
+from reconciler.manifests.fields import HEADER_SIZE_MEASURE
 from reconciler.manifests.yamlload import Problem, display_path
 from reconciler.model import DesiredResource, ManifestSet, SecretRef, Source
 from reconciler.providers import HEADER_MAP_MAX_BYTES, serialized_header_bytes
@@ -26,7 +27,7 @@ def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
 
 def _secret_values(r: DesiredResource) -> Iterator[tuple[str, Any]]:
     """Only the subtrees that can hold secrets (integration configs): examples can be large."""
-    if r.kind == "Integration":
+    if r.kind == INTEGRATION.name:
         yield from _walk(r.spec.get("config"), "config")
 
 

@@ -8,9 +8,11 @@ from typing import Any
 
 from pydantic import MISSING, ValidationError
 
+from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, OWNERSHIP, RESTRICTION
 from reconciler.manifests.examples import dataset_examples
+from reconciler.manifests.fields import a_kind_of
 from reconciler.manifests.messages import Ctx, report
-from reconciler.manifests.models import DOCUMENT, DOCUMENT_KINDS, ManifestDocument, a_kind_of, spec_of
+from reconciler.manifests.models import DOCUMENT, DOCUMENT_KINDS, ManifestDocument, spec_of
 from reconciler.manifests.yamlload import Mark, Problem, YamlDocument
 from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, Ownership, Source
 
@@ -109,9 +111,9 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str,
     # the spec the planner reads: only what was written (MISSING fields are not dumped), secrets as
     # SecretRef; after a problem, the document as written (only cross-document checks look at it)
     spec = spec_of(model) if model is not None else dict(value)
-    for k in (*_HEAD, *(_LIFECYCLE if kind != "Ownership" else ())):  # an Ownership's protect is its globs
+    for k in (*_HEAD, *(_LIFECYCLE if kind != OWNERSHIP else ())):  # an Ownership's protect is its globs
         spec.pop(k, None)
-    if kind == "Dataset":
+    if kind == DATASET.name:
         dataset_examples(spec, (), ctx)
         if model is not None:
             model = model.model_copy(update={"examples": spec["examples"], "examples_file": MISSING}) \
@@ -129,7 +131,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str,
         protect=protect is True,
         doc=model,
         ignore_changes=tuple(p for p in ignored if isinstance(p, str)) if isinstance(ignored, list)
-        and kind != "Ownership" else (),
+        and kind != OWNERSHIP else (),
     )
 
 
@@ -151,7 +153,7 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
                                     f"here and at {there.file}:{there.line}:{there.column}"))
     by_name: dict[str, DesiredResource] = {}
     for r in resources:
-        if r.kind != "Integration":
+        if r.kind != INTEGRATION.name:
             continue
         other = by_name.setdefault(r.name, r)
         if other is not r and other.spec.get("type") != r.spec.get("type"):
@@ -161,7 +163,7 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
                                     f"{there.file}:{there.line}:{there.column}; the API allows one name per type, "
                                     "but plans address integrations by name: rename one"))
     problems.extend(_alias_problems(resources))
-    integrations = {(r.spec.get("type"), r.name) for r in resources if r.kind == "Integration"}
+    integrations = {(r.spec.get("type"), r.name) for r in resources if r.kind == INTEGRATION.name}
     for r in resources:
         name = _integration_ref(r)
         if name is not None and ("LLM", name) not in integrations and ("AGENT", name) in integrations:
@@ -198,7 +200,7 @@ def _alias_problems(resources: list[DesiredResource]) -> list[Problem]:
 def ownership_of(resources: list[DesiredResource], problems: list[Problem]) -> Ownership | None:
     """The tree's Ownership document (at most one; a second is a problem naming the first), and
     a problem for every declared resource outside it: a tree owns what it declares."""
-    documents = [r for r in resources if r.kind == "Ownership"]
+    documents = [r for r in resources if r.kind == OWNERSHIP]
     for extra in documents[1:]:
         here, there = _where(extra), _where(documents[0])
         problems.append(Problem(here.file, here.line, here.column, extra.address,
@@ -224,7 +226,7 @@ def ownership_of(resources: list[DesiredResource], problems: list[Problem]) -> O
                                     f"{why}, outside the ownership '{owner.name}' ({at.file}:{at.line}); "
                                     "a tree owns what it declares: add it to the Ownership document"))
         for i, alias in enumerate(r.aliases):  # an alias is a declared name: a rename may not cross the ownership
-            if r.kind == "Integration" and not owner.owns_integration(alias):
+            if r.kind == INTEGRATION.name and not owner.owns_integration(alias):
                 here = _where(r, f"aliases.{i}")
                 problems.append(Problem(here.file, here.line, here.column, f"aliases[{i}]",
                                         f"alias '{alias}' matches no glob of 'integrations', outside the ownership "
@@ -243,9 +245,9 @@ def _ignore_rules(value: Any) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], 
 
 
 def _outside(owner: Ownership, r: DesiredResource) -> str | None:
-    if r.kind == "Integration" and not owner.owns_integration(r.name):
+    if r.kind == INTEGRATION.name and not owner.owns_integration(r.name):
         return f"integration '{r.name}' matches no glob of 'integrations'"
-    if r.kind == "ResourceRestriction":
+    if r.kind == RESTRICTION.name:
         rtype, rid = str(r.spec.get("resource_type")), str(r.spec.get("resource_id"))
         if not owner.owns_restriction(rtype, rid):
             return f"restriction {rtype}/{rid} matches no glob of 'resource_restrictions'"
@@ -256,7 +258,7 @@ def _outside(owner: Ownership, r: DesiredResource) -> str | None:
 
 
 def _integration_ref(r: DesiredResource) -> str | None:
-    if r.kind != "Evaluator":
+    if r.kind != EVALUATOR.name:
         return None
     tc = r.spec.get("template_config")
     llm = tc.get("llm_config") if isinstance(tc, dict) else None

@@ -1,56 +1,75 @@
-"""State shared by the per-kind planners while one plan is built."""
+"""What the per-kind planners read (``PlanInput``, frozen) and return (``KindPlan``), the typed
+document of a resource, and the helpers every planner uses (bodies, changes, secrets)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from reconciler.manifests.models import (
     AgentIntegration,
     Dataset,
     Evaluator,
+    Integration,
     LlmIntegration,
     Prompt,
     ResourceRestriction,
     document_of,
+    spec_of,
 )
 from reconciler.model import DesiredResource, LiveState, SecretRef
-from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions, Unmanaged
+from reconciler.plan.model import SENSITIVE, Change, Operation, PlanOptions
 
 # ------------------------------------------------------------------ the typed document of a resource
 # The planner decides on attributes of the manifest models (a misspelled field is a mypy error, and
-# an omitted one is MISSING, never a silent None); ``r.spec``, the same document as plain values,
+# an omitted one is MISSING, never a silent None); ``plain(part)``, the same part as plain values,
 # is what request bodies and change lists are built from.
 
 
-def _typed(r: DesiredResource, model: type[Any] | tuple[type[Any], ...]) -> Any:
+_D = TypeVar("_D")
+
+
+def doc_of(r: DesiredResource, model: type[_D]) -> _D:
+    """The typed document of ``r`` as ``model`` (the one loaded, or one built from its spec)."""
     doc = r.doc if r.doc is not None else document_of(r.kind, r.name, r.space, r.spec)
     if not isinstance(doc, model):
         raise TypeError(f"{r.address}: the spec is not a valid {r.kind} document")
     return doc
 
 
+def plain(model: Any) -> dict[str, Any]:
+    """A part of a typed document as plain JSON values (what request bodies are built from): the
+    fields written, nested models as mappings, secrets still ``SecretRef``; {} for an omitted part."""
+    return spec_of(model) if isinstance(model, BaseModel) else {}
+
+
 def integration_doc(r: DesiredResource) -> LlmIntegration | AgentIntegration:
-    return cast(LlmIntegration | AgentIntegration, _typed(r, (LlmIntegration, AgentIntegration)))
+    doc = doc_of(r, Integration)
+    if not isinstance(doc, LlmIntegration | AgentIntegration):
+        raise TypeError(f"{r.address}: the spec is not a valid {r.kind} document")
+    return doc
 
 
 def prompt_doc(r: DesiredResource) -> Prompt:
-    return cast(Prompt, _typed(r, Prompt))
+    return doc_of(r, Prompt)
 
 
 def dataset_doc(r: DesiredResource) -> Dataset:
-    return cast(Dataset, _typed(r, Dataset))
+    return doc_of(r, Dataset)
 
 
 def evaluator_doc(r: DesiredResource) -> Evaluator:
-    return cast(Evaluator, _typed(r, Evaluator))
+    return doc_of(r, Evaluator)
 
 
 def restriction_doc(r: DesiredResource) -> ResourceRestriction:
-    return cast(ResourceRestriction, _typed(r, ResourceRestriction))
+    return doc_of(r, ResourceRestriction)
 
 
 def canonical(value: Any) -> str:
@@ -116,22 +135,57 @@ def op_id(r: DesiredResource, suffix: str) -> str:
     return "/".join(r.identity) + "#" + suffix
 
 
-@dataclass
-class Ctx:
+@dataclass(frozen=True)
+class PlanInput:
+    """What every kind planner reads, and none changes: the live state (a renamed view of the one
+    read), the options, the clock, the resources to plan, and what the kinds planned before it
+    (``earlier``: an evaluator names the integration a plan creates)."""
+
     live: LiveState
     options: PlanOptions
     now: datetime
-    desired: list[DesiredResource]
-    ops: list[Operation] = field(default_factory=list)
-    unverified: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    pins: dict[str, list[str]] = field(default_factory=dict)
-    creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # identity -> id of its create op
-    unmanaged: list[Unmanaged] = field(default_factory=list)
-    renamed: dict[str, str] = field(default_factory=dict)  # address -> the alias it is renamed from
-    original: LiveState | None = None  # the live state read (``live`` may be a renamed view of it)
+    desired: tuple[DesiredResource, ...]
+    renamed: Mapping[str, str] = field(default_factory=dict)  # address -> the alias it is renamed from
     restrictions_hidden: bool = False  # the key cannot see restrictions: they are not compared
+    earlier: KindPlan | None = None
+
+    @property
+    def creates(self) -> Mapping[tuple[str, ...], str]:
+        """Identity -> the id of its create op, for the kinds planned before."""
+        return self.earlier.creates if self.earlier is not None else {}
+
+    @property
+    def ops(self) -> tuple[Operation, ...]:
+        return tuple(self.earlier.ops) if self.earlier is not None else ()
+
+
+@dataclass
+class KindPlan:
+    """What a planner returns: its operations, pins, errors, warnings, the secrets it could not
+    verify, and the creates later kinds may refer to. ``make_plan`` merges them in one place."""
+
+    ops: list[Operation] = field(default_factory=list)
+    pins: dict[str, list[str]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+    creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # identity -> id of its create op
+
+    def merge(self, other: KindPlan) -> KindPlan:
+        """Both, in order: this one's first."""
+        return KindPlan([*self.ops, *other.ops], {**self.pins, **other.pins}, [*self.errors, *other.errors],
+                        [*self.warnings, *other.warnings], [*self.unverified, *other.unverified],
+                        {**self.creates, **other.creates})
+
+
+class Planning(KindPlan):
+    """One planner's result as it is built: reads its ``PlanInput``, writes only into itself."""
+
+    def __init__(self, inputs: PlanInput) -> None:
+        super().__init__()
+        self.inputs = inputs
+        self.live = inputs.live
+        self.options = inputs.options
 
     def add(self, op: Operation) -> Operation:
         self.ops.append(op)
@@ -147,33 +201,8 @@ class Ctx:
             secrets=secrets or {}, address=r.address, note=note,
         ))
 
-    def created(self, r: DesiredResource, fields: dict[str, Any]) -> list[Change]:
-        """Changes of a create: one per leaf of the new object (nested mappings flattened, so a plan
-        shows ``config.endpoint`` rather than one long JSON blob), secrets masked."""
-        out: list[Change] = []
-
-        def walk(value: Any, path: str) -> None:
-            if isinstance(value, dict) and value and not isinstance(value, SecretRef):
-                for k, v in value.items():
-                    walk(v, f"{path}.{k}" if path else str(k))
-            elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-                for i, v in enumerate(value):  # messages, presets: each field on its own line
-                    walk(v, f"{path}.{i}")
-            else:
-                out.append(self.change(r, path, None, shown(value)))
-
-        walk(fields, "")
-        return out
-
-    def change(self, r: DesiredResource, path: str, before: Any, after: Any) -> Change:
-        src = r.source(path)
-        return Change(path, before, after, str(src) if src else None)
-
     def error(self, r: DesiredResource, path: str, message: str) -> None:
-        """A problem only live state reveals, said like a validation problem: ``FILE:LINE:COL:
-        ADDRESS: PATH: message``."""
-        src = r.source(path)
-        self.errors.append(f"{src}: {r.address}: {path}: {message}" if src else f"{r.address}: {path}: {message}")
+        self.errors.append(error_line(r, path, message))
 
     def space_id(self, r: DesiredResource) -> str | None:
         sid = self.live.space_id(str(r.space))
@@ -183,6 +212,37 @@ class Ctx:
 
     def pin(self, r: DesiredResource, key: list[str]) -> None:
         """Record what the plan saw of this resource, so a saved plan can detect that live moved."""
-        if r.address in self.renamed:  # what live holds is the resource under its old name
-            key = [*key[:-1], self.renamed[r.address]]
+        if r.address in self.inputs.renamed:  # what live holds is the resource under its old name
+            key = [*key[:-1], self.inputs.renamed[r.address]]
         self.pins[r.address] = key
+
+
+def error_line(r: DesiredResource, path: str, message: str) -> str:
+    """A problem only live state reveals, said like a validation problem: ``FILE:LINE:COL:
+    ADDRESS: PATH: message``."""
+    src = r.source(path)
+    return f"{src}: {r.address}: {path}: {message}" if src else f"{r.address}: {path}: {message}"
+
+
+def change(r: DesiredResource, path: str, before: Any, after: Any) -> Change:
+    src = r.source(path)
+    return Change(path, before, after, str(src) if src else None)
+
+
+def creation_changes(r: DesiredResource, fields: dict[str, Any]) -> list[Change]:
+    """Changes of a create: one per leaf of the new object (nested mappings flattened, so a plan
+    shows ``config.endpoint`` rather than one long JSON blob), secrets masked."""
+    out: list[Change] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict) and value and not isinstance(value, SecretRef):
+            for k, v in value.items():
+                walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for i, v in enumerate(value):  # messages, presets: each field on its own line
+                walk(v, f"{path}.{i}")
+        else:
+            out.append(change(r, path, None, shown(value)))
+
+    walk(fields, "")
+    return out

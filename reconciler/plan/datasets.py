@@ -21,14 +21,15 @@ from reconciler.client.live import same_example, user_fields
 from reconciler.manifests.models import Retention
 from reconciler.model import DesiredResource, ExperimentObject, LiveDataset
 from reconciler.plan.changes import nested_changes
-from reconciler.plan.context import Ctx, canonical, dataset_doc
+from reconciler.plan.context import KindPlan, PlanInput, Planning, canonical, change, dataset_doc
 from reconciler.plan.model import APPLY_TIME, Change, ref
 
 DELETE_BATCH = 1000  # DELETE /v2/datasets/{id}/examples accepts 1-1000 ids
 WRITE_BATCH = 1000  # examples per append/update call
 
 
-def plan_datasets(desired: list[DesiredResource], ctx: Ctx) -> None:
+def plan_datasets(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan:
+    ctx = Planning(inputs)
     for r in desired:
         space_id = ctx.space_id(r)
         if space_id is None:
@@ -40,16 +41,18 @@ def plan_datasets(desired: list[DesiredResource], ctx: Ctx) -> None:
             if doc.examples is not MISSING:
                 create = ctx.op(r, "create", "POST", "/v2/datasets", action="create",
                                 body={"name": r.name, "space_id": space_id, "examples": list(doc.examples)},
-                                changes=[ctx.change(r, "examples", None, f"{len(doc.examples)} examples")])
+                                changes=[change(r, "examples", None, f"{len(doc.examples)} examples")])
                 ctx.creates[r.identity] = create.id
             continue
         if live.dataset.name != r.name:  # renamed from an alias: the id (and every version) kept
             ctx.op(r, "rename", "PATCH", f"/v2/datasets/{live.id}", body={"name": r.name},
-                   changes=[ctx.change(r, "name", live.dataset.name, r.name)], note="rename")
+                   changes=[change(r, "name", live.dataset.name, r.name)], note="rename")
         if doc.examples is not MISSING and live.examples is not None:
             _plan_examples(r, ctx, live)
         if doc.experiment_retention not in (None, MISSING) and live.experiments is not None:
             _plan_retention(r, ctx, live)
+    return ctx
+
 
 
 @dataclass
@@ -112,7 +115,7 @@ def _src(r: DesiredResource, index: int | None = None) -> str | None:
     return str(s) if s else None
 
 
-def _plan_examples(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
+def _plan_examples(r: DesiredResource, ctx: Planning, live: LiveDataset) -> None:
     m = _match(r, live.examples or [], live.matched)
     updates, appends, deletes = m.updates, m.appends, m.deletes
     if not (updates or appends or deletes):
@@ -172,14 +175,14 @@ def retention_reason(e: ExperimentObject, rule: Retention) -> str:
     return f"experiment {e.name} (created {created}): {' and '.join(why)}"
 
 
-def _plan_retention(r: DesiredResource, ctx: Ctx, live: LiveDataset) -> None:
+def _plan_retention(r: DesiredResource, ctx: Planning, live: LiveDataset) -> None:
     rule = dataset_doc(r).experiment_retention
     if rule is None or rule is MISSING:
         return
-    for e in experiments_to_delete(live.experiments or [], rule, ctx.now):
+    for e in experiments_to_delete(live.experiments or [], rule, ctx.inputs.now):
         ctx.op(r, f"retention-{e.id}", "DELETE", f"/v2/experiments/{e.id}", action="delete",
                kind="Experiment", name=str(e.name), note="experiment retention",
-               changes=[ctx.change(r, "experiment_retention", retention_reason(e, rule), None)])
+               changes=[change(r, "experiment_retention", retention_reason(e, rule), None)])
 
 
 def match_by_content(live: list[dict[str, Any]], want: list[Any]

@@ -10,24 +10,33 @@ from typing import Any
 
 from pydantic import MISSING
 
+from reconciler.kinds import INTEGRATION
 from reconciler.model import DesiredResource, LiveEvaluator
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import Ctx, evaluator_doc
+from reconciler.plan.context import (
+    KindPlan,
+    PlanInput,
+    Planning,
+    change,
+    creation_changes,
+    evaluator_doc,
+    plain,
+)
 from reconciler.plan.model import REF_RE, Change, has_ref, ref
 from reconciler.providers import visible_from
 
 INTEGRATION_ID = "llm_config.ai_integration_id"
 
 
-def resolve_template(r: DesiredResource, ctx: Ctx) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+def resolve_template(r: DesiredResource, ctx: Planning) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """The template_config as the API takes it, and the ops it depends on; None when a reference
     cannot be resolved (an error is recorded)."""
-    tc = dict(r.spec.get("template_config") or {})
+    tc = plain(evaluator_doc(r).template_config)
     llm = dict(tc.get("llm_config") or {})
     depends: tuple[str, ...] = ()
     if "integration" in llm:
         name = str(llm.pop("integration"))
-        created = ctx.creates.get(("Integration", "LLM", name))
+        created = ctx.inputs.creates.get(("Integration", "LLM", name))
         live = ctx.live.integrations.get(("LLM", name))
         if created is not None:
             llm["ai_integration_id"] = ref(created, "id")
@@ -43,7 +52,8 @@ def resolve_template(r: DesiredResource, ctx: Ctx) -> tuple[dict[str, Any], tupl
     return tc, depends
 
 
-def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
+def plan_evaluators(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan:
+    ctx = Planning(inputs)
     for r in desired:
         space_id = ctx.space_id(r)
         if space_id is None:
@@ -62,25 +72,27 @@ def plan_evaluators(desired: list[DesiredResource], ctx: Ctx) -> None:
                 body["description"] = doc.description
             body["version"] = {"commit_message": _commit_message(r, "create"), "template_config": tc}
             op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
-                        changes=by_name(ctx, ctx.created(r, {k: v for k, v in {"description": body.get("description"),
+                        changes=by_name(ctx, creation_changes(r, {k: v for k, v in {"description": body.get("description"),
                                                                                 **body["version"]}.items()
                                                              if v is not None}), r))
             ctx.creates[r.identity] = op.id
             continue
         _update(r, ctx, live, tc, depends)
+    return ctx
 
 
-def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any], depends: tuple[str, ...]) -> None:
+
+def _update(r: DesiredResource, ctx: Planning, live: LiveEvaluator, tc: dict[str, Any], depends: tuple[str, ...]) -> None:
     doc = evaluator_doc(r)
     evaluator_id = live.id
     patch: dict[str, Any] = {}
     changes = []
     if live.evaluator.name != r.name:  # renamed from an alias: the id (and every version) kept
         patch["name"] = r.name
-        changes.append(ctx.change(r, "name", live.evaluator.name, r.name))
+        changes.append(change(r, "name", live.evaluator.name, r.name))
     if doc.description is not MISSING and doc.description != live.evaluator.description:
         patch["description"] = doc.description
-        changes.append(ctx.change(r, "description", live.evaluator.description, doc.description))
+        changes.append(change(r, "description", live.evaluator.description, doc.description))
     if patch:
         ctx.op(r, "description", "PATCH", f"/v2/evaluators/{evaluator_id}", body=patch, changes=changes)
     template = live.latest.template_config if live.latest is not None else None
@@ -92,22 +104,21 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveEvaluator, tc: dict[str, Any
         changes = by_name(ctx, nested_changes(have, merged, "template_config", source_in(r, _manifest_path)), r)
         ctx.op(r, "version", "POST", f"/v2/evaluators/{evaluator_id}/versions",
                body={"commit_message": message, "template_config": merged},
-               changes=[*changes, ctx.change(r, "commit_message", None, message)], depends_on=depends,
+               changes=[*changes, change(r, "commit_message", None, message)], depends_on=depends,
                note="new version" + ("; its commit_message is the live version's (reused): write a new one to "
                                      "tell the versions apart" if reused else ""))
 
 
-def _warn_invisible(r: DesiredResource, ctx: Ctx, space_id: str) -> None:
+def _warn_invisible(r: DesiredResource, ctx: Planning, space_id: str) -> None:
     """A warning when the integration an evaluator names will not be visible from its space (the
     API refuses the evaluator with 404): its scopings as this plan leaves them (a create's or
     update's ``scopings``, else live) against the space."""
-    llm = (r.spec.get("template_config") or {}).get("llm_config") or {}
-    name = llm.get("integration")
-    if not isinstance(name, str):
+    name = evaluator_doc(r).template_config.llm_config.integration
+    if name is MISSING:
         return
     scopings: Any = None
-    for op in ctx.ops:
-        if op.kind == "Integration" and op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
+    for op in ctx.inputs.ops:
+        if op.kind == INTEGRATION.name and op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
                 and op.body.get("type", "LLM") == "LLM" and op.method in ("POST", "PATCH"):
             scopings = op.body["scopings"]
     live = ctx.live.integrations.get(("LLM", name))
@@ -126,11 +137,11 @@ def _warn_invisible(r: DesiredResource, ctx: Ctx, space_id: str) -> None:
                         f"the API will refuse the evaluator (404)" + (f" ({where})" if where else ""))
 
 
-def by_name(ctx: Ctx, changes: list[Change], r: DesiredResource | None = None) -> list[Change]:
+def by_name(ctx: Planning, changes: list[Change], r: DesiredResource | None = None) -> list[Change]:
     """A change of ``llm_config.ai_integration_id`` as the manifest says it: the integration by name,
     at the line of ``llm_config.integration`` in ``r``'s manifest (not its parent's)."""
     names = {str(o.id): name for (t, name), o in ctx.live.integrations.items() if t == "LLM"}
-    created = {op_id: name for (kind, t, name), op_id in ctx.creates.items() if kind == "Integration" and t == "LLM"}
+    created = {op_id: name for (kind, t, name), op_id in ctx.inputs.creates.items() if kind == INTEGRATION.name and t == "LLM"}
 
     def name_of(value: object) -> object:
         if isinstance(value, str):

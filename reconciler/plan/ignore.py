@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
-from reconciler.manifests.models import IDENTITY_FIELDS
+from reconciler.manifests.models import IDENTITY_FIELDS, document_of
 from reconciler.model import DesiredResource, LiveState, Ownership
 from reconciler.plan.liveview import ABSENT, FieldEdit, resource_diff
 from reconciler.plan.model import Ignored
@@ -121,7 +121,7 @@ def apply_ignores(desired: list[DesiredResource], live: LiveState,
                 ignored.append(Ignored(r.address, "examples", f"{diff.examples.count()} examples differ", None,
                                        rule.source))
                 touched = True
-        out.append(replace(r, spec=spec, doc=None) if touched else r)
+        out.append(replace(r, spec=spec, doc=document_of(r.kind, r.name, r.space, spec)) if touched else r)
     return out, ignored
 
 

@@ -17,14 +17,27 @@ from pydantic import MISSING
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveIntegration
 from reconciler.plan.changes import nested_changes, source_in
-from reconciler.plan.context import Ctx, integration_doc, is_sensitive, op_id, shown, to_body
+from reconciler.plan.context import (
+    KindPlan,
+    PlanInput,
+    Planning,
+    change,
+    creation_changes,
+    integration_doc,
+    is_sensitive,
+    op_id,
+    plain,
+    shown,
+    to_body,
+)
 from reconciler.plan.model import SENSITIVE, Change, Operation
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
 
 COLLECTION = "/v2/integrations"
 
 
-def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
+def plan_integrations(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan:
+    ctx = Planning(inputs)
     declared = {r.identity[1:] for r in desired}
     for r in desired:
         doc = integration_doc(r)
@@ -44,18 +57,23 @@ def plan_integrations(desired: list[DesiredResource], ctx: Ctx) -> None:
             _replace(r, ctx, live, f"provider {have_provider} -> {want_provider}")
             continue
         _update(r, ctx, live)
+    return ctx
+
+
+
+def _written(doc: LlmIntegration | AgentIntegration) -> dict[str, Any]:
+    """What a create sends besides type and name, as the manifest writes it."""
+    return {k: v for k, v in plain(doc).items() if k in ("description", "scopings", "config")}
 
 
 def create_body(r: DesiredResource, secrets: dict[str, str], scopings: list[dict[str, Any]] | None) -> dict[str, Any]:
     """The POST body; ``scopings`` as resolved (``{space: NAME}`` is the API's ids)."""
-    body: dict[str, Any] = {"type": integration_doc(r).type, "name": r.name}
-    for key in ("description", "scopings", "config"):
-        if key in r.spec:
-            body[key] = scopings if key == "scopings" else to_body(r.spec[key], f"/{key}", secrets)
-    return body
+    doc = integration_doc(r)
+    return {"type": doc.type, "name": r.name, **{k: scopings if k == "scopings" else to_body(v, f"/{k}", secrets)
+                                                 for k, v in _written(doc).items()}}
 
 
-def resolve_scopings(r: DesiredResource, ctx: Ctx) -> list[dict[str, Any]] | None:
+def resolve_scopings(r: DesiredResource, ctx: Planning) -> list[dict[str, Any]] | None:
     """The manifest's scopings as the API takes them: ``{space: NAME}`` becomes the space's
     ``{organization_id, space_id}`` (GET /v2/spaces); a ``space_id`` that names no space is an error
     (with a hint when it is a space's name). None when a scoping cannot be resolved (error recorded)."""
@@ -96,13 +114,14 @@ def _closest_first(word: str, names: list[str]) -> str:
     return ", ".join(sorted(names, key=lambda n: (score(n), n))) or "(none)"
 
 
-def _create(r: DesiredResource, ctx: Ctx, action: str = "create", depends: tuple[str, ...] = ()) -> Operation | None:
+def _create(r: DesiredResource, ctx: Planning, action: str = "create", depends: tuple[str, ...] = ()) -> Operation | None:
     secrets: dict[str, str] = {}
-    scopings = resolve_scopings(r, ctx) if "scopings" in r.spec else None
-    if "scopings" in r.spec and scopings is None:
+    doc = integration_doc(r)
+    scopings = resolve_scopings(r, ctx) if doc.scopings is not MISSING else None
+    if doc.scopings is not MISSING and scopings is None:
         return None
     body = create_body(r, secrets, scopings)
-    changes = ctx.created(r, {k: v for k, v in r.spec.items() if k != "type"})
+    changes = creation_changes(r, _written(doc))
     op = Operation(
         id=op_id(r, "create"), action=action, kind=r.kind, name=r.name, method="POST", path=COLLECTION,
         body=body, changes=tuple(changes), depends_on=depends, secrets=secrets, address=r.address,
@@ -111,7 +130,7 @@ def _create(r: DesiredResource, ctx: Ctx, action: str = "create", depends: tuple
     return ctx.add(op)
 
 
-def _replace(r: DesiredResource, ctx: Ctx, live: LiveIntegration, why: str) -> None:
+def _replace(r: DesiredResource, ctx: Planning, live: LiveIntegration, why: str) -> None:
     if not ctx.options.allow_replace:
         ctx.warnings.append(f"{r.address}: {why} cannot be patched; the replacement (delete, then create) "
                             "runs only with --allow-replace")
@@ -123,18 +142,18 @@ def _replace(r: DesiredResource, ctx: Ctx, live: LiveIntegration, why: str) -> N
     _create(r, ctx, action="replace", depends=(delete.id,))
 
 
-def _update(r: DesiredResource, ctx: Ctx, live: LiveIntegration) -> None:
+def _update(r: DesiredResource, ctx: Planning, live: LiveIntegration) -> None:
     body: dict[str, Any] = {}
     secrets: dict[str, str] = {}
     changes: list[Change] = []
     doc = integration_doc(r)
     if live.name != r.name:  # renamed from an alias: the id is kept
         body["name"] = r.name
-        changes.append(ctx.change(r, "name", live.name, r.name))
+        changes.append(change(r, "name", live.name, r.name))
     if isinstance(doc, AgentIntegration) and doc.description is not MISSING \
             and doc.description != live.description:
         body["description"] = doc.description
-        changes.append(ctx.change(r, "description", live.description, doc.description))
+        changes.append(change(r, "description", live.description, doc.description))
     if doc.scopings is not MISSING:
         resolved = resolve_scopings(r, ctx)
         if resolved is None:
@@ -143,7 +162,7 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveIntegration) -> None:
         have = [_scoping(s) for s in live.scopings or []]
         if _scoping_set(want) != _scoping_set(have):
             body["scopings"] = want
-            changes.append(ctx.change(r, "scopings", have, want))
+            changes.append(change(r, "scopings", have, want))
     config = _config_patch(r, ctx, live.config or {}, secrets, changes)
     if config:
         body["config"] = config
@@ -156,7 +175,7 @@ def _update(r: DesiredResource, ctx: Ctx, live: LiveIntegration) -> None:
     ))
 
 
-def _write_only_reason(r: DesiredResource, ctx: Ctx, changes: list[Change]) -> str | None:
+def _write_only_reason(r: DesiredResource, ctx: Planning, changes: list[Change]) -> str | None:
     """Why a write-only field that exists live is sent: ``--rotate`` or a declaration changed since REF."""
     resent = sorted({c.path for c in changes if ctx.options.resends(r.address, c.path)}
                     | {"config.auth" for c in changes if c.path.startswith("config.auth.")
@@ -183,11 +202,12 @@ def config_fields(doc: LlmIntegration | AgentIntegration) -> Mapping[str, Config
     return AGENT_FIELDS if isinstance(doc, AgentIntegration) else PROVIDERS[doc.config.provider].fields
 
 
-def _config_patch(r: DesiredResource, ctx: Ctx, lcfg: Mapping[str, Any], secrets: dict[str, str],
+def _config_patch(r: DesiredResource, ctx: Planning, lcfg: Mapping[str, Any], secrets: dict[str, str],
                   changes: list[Change]) -> dict[str, Any]:
-    fields = config_fields(integration_doc(r))
+    doc = integration_doc(r)
+    fields = config_fields(doc)
     out: dict[str, Any] = {}
-    for name, want in (r.spec.get("config") or {}).items():
+    for name, want in plain(doc.config).items():
         f = fields.get(name)
         if f is None:
             continue  # provider (checked above) or a field the validator already refused
@@ -196,11 +216,11 @@ def _config_patch(r: DesiredResource, ctx: Ctx, lcfg: Mapping[str, Any], secrets
             send, before = _secret_decision(r, ctx, path, want, bool(lcfg.get(f.read_name)))
             if send:
                 out[name] = to_body(want, f"/config/{name}", secrets)
-                changes.append(ctx.change(r, path, before, shown(want)))
+                changes.append(change(r, path, before, shown(want)))
         elif f.kind is FieldKind.HEADERS:
             if _headers_differ(r, ctx, path, want, lcfg, f):
                 out[name] = to_body(want, f"/config/{name}", secrets) if want else None
-                changes.append(ctx.change(r, path, _live_headers(lcfg, f), shown(want) if want else None))
+                changes.append(change(r, path, _live_headers(lcfg, f), shown(want) if want else None))
         elif f.kind is FieldKind.AUTH:
             if _auth_differs(r, ctx, want, lcfg.get("auth") or {}):
                 out[name] = to_body(want, f"/config/{name}", secrets)
@@ -223,7 +243,7 @@ def _config_patch(r: DesiredResource, ctx: Ctx, lcfg: Mapping[str, Any], secrets
                 if isinstance(want, dict) and isinstance(have, dict):
                     changes.extend(nested_changes(have, want, path, source_in(r)))
                 else:
-                    changes.append(ctx.change(r, path, have, want))
+                    changes.append(change(r, path, have, want))
     return out
 
 
@@ -241,7 +261,7 @@ def _preset_index(presets: list[Any]) -> Callable[[str], str]:
     return rename
 
 
-def _secret_decision(r: DesiredResource, ctx: Ctx, path: str, want: Any, live_has: bool) -> tuple[bool, Any]:
+def _secret_decision(r: DesiredResource, ctx: Planning, path: str, want: Any, live_has: bool) -> tuple[bool, Any]:
     """(send it?, what the plan shows as before)."""
     before = SENSITIVE if live_has else None
     if want is None:
@@ -259,7 +279,7 @@ def _live_headers(lcfg: Mapping[str, Any], f: ConfigField) -> Any:
     return {n: SENSITIVE for n in sorted(names)} or None
 
 
-def _headers_differ(r: DesiredResource, ctx: Ctx, path: str, want: Any, lcfg: Mapping[str, Any],
+def _headers_differ(r: DesiredResource, ctx: Planning, path: str, want: Any, lcfg: Mapping[str, Any],
                     f: ConfigField) -> bool:
     if f.read_name == "has_headers":  # AGENT: only presence is visible
         have_any = bool(lcfg.get("has_headers"))
@@ -293,7 +313,7 @@ def _auth_view(auth: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _auth_differs(r: DesiredResource, ctx: Ctx, want: Mapping[str, Any], have: Mapping[str, Any]) -> bool:
+def _auth_differs(r: DesiredResource, ctx: Planning, want: Mapping[str, Any], have: Mapping[str, Any]) -> bool:
     mode = AUTH_MODES.get(str(want.get("auth_type")))
     if mode is None or have.get("auth_type") != want.get("auth_type"):
         return True

@@ -12,43 +12,44 @@ import copy
 from fnmatch import fnmatchcase
 from typing import Any
 
-from reconciler.model import DesiredResource, Ownership
-from reconciler.plan.context import Ctx, integration_doc
+from reconciler.kinds import EXPERIMENT, KIND_SPECS
+from reconciler.model import DesiredResource, LiveState, Ownership
+from reconciler.plan.context import error_line, integration_doc
 from reconciler.plan.model import Operation
 
 
-def apply_renames(desired: list[DesiredResource], ctx: Ctx) -> None:
-    """Re-key aliased live resources under their new names in ``ctx.live`` (a copy; the live state
-    read stays in ``ctx.original``) and record each rename in ``ctx.renamed``."""
+def apply_renames(desired: list[DesiredResource], live: LiveState
+                  ) -> tuple[LiveState, dict[str, str], list[str]]:
+    """The live state with aliased resources re-keyed under their new names (a copy: the live state
+    read is left as it is), each rename (address -> the alias it is renamed from), and the errors."""
+    renamed: dict[str, str] = {}
+    errors: list[str] = []
     if not any(r.aliases for r in desired):
-        return
-    view = copy.copy(ctx.live)
-    view.integrations = dict(ctx.live.integrations)
-    view.datasets = dict(ctx.live.datasets)
-    view.evaluators = dict(ctx.live.evaluators)
+        return live, renamed, errors
+    view = copy.copy(live)
+    for spec in KIND_SPECS.values():
+        if spec.renamable:
+            setattr(view, spec.table, dict(getattr(live, spec.table)))
     for r in desired:
-        if not r.aliases:
+        spec = KIND_SPECS[r.kind]
+        if not r.aliases or not spec.renamable:
             continue
-        table: Any
-        scope: str
-        if r.kind == "Integration":
-            table, scope = view.integrations, integration_doc(r).type
-        else:
-            space_id = ctx.live.space_id(str(r.space))
-            if space_id is None:
-                continue  # the planner reports the unknown space
-            table, scope = (view.datasets if r.kind == "Dataset" else view.evaluators), space_id
+        table: Any = getattr(view, spec.table)
+        scope: str | None = live.space_id(str(r.space)) if spec.spaced else integration_doc(r).type
+        if scope is None:
+            continue  # the planner reports the unknown space
         found = [a for a in r.aliases if (scope, a) in table]
         if (scope, r.name) in table and found:
-            ctx.error(r, "aliases", f"both {r.name} ({table[(scope, r.name)].id}) and its alias {found[0]} "
-                      f"({table[(scope, found[0])].id}) exist live: delete or rename one of them first")
+            errors.append(error_line(r, "aliases", f"both {r.name} ({table[(scope, r.name)].id}) and its alias "
+                                     f"{found[0]} ({table[(scope, found[0])].id}) exist live: delete or rename one "
+                                     "of them first"))
         elif len(found) > 1:
-            ctx.error(r, "aliases", "several aliases exist live: " + ", ".join(
-                f"{a} ({table[(scope, a)].id})" for a in found) + "; only one can become " + r.name)
+            errors.append(error_line(r, "aliases", "several aliases exist live: " + ", ".join(
+                f"{a} ({table[(scope, a)].id})" for a in found) + "; only one can become " + r.name))
         elif found:
             table[(scope, r.name)] = table.pop((scope, found[0]))
-            ctx.renamed[r.address] = found[0]
-    ctx.live = view
+            renamed[r.address] = found[0]
+    return view, renamed, errors
 
 
 def protect_glob_matches(glob: str, address: str, kind: str, name: str) -> bool:
@@ -74,12 +75,16 @@ def protected_by(address: str, kind: str, name: str, resource: DesiredResource |
     return None
 
 
-def protect(ctx: Ctx, desired: list[DesiredResource], ownership: Ownership | None) -> None:
-    """Drop every delete of a protected resource (said in a warning) and refuse every replacement
-    of one (a plan error): prune, ``--allow-replace`` and retention never apply to it."""
+def protect(ops: list[Operation], desired: list[DesiredResource], ownership: Ownership | None
+            ) -> tuple[list[Operation], list[str], list[str]]:
+    """The operations without a delete of a protected resource (said in a warning), the errors
+    (every replacement of one is refused), the warnings: prune, ``--allow-replace`` and retention
+    never apply to it."""
     by_address = {r.address: r for r in desired}
     kept: list[Operation] = []
-    for op in ctx.ops:
+    errors: list[str] = []
+    warnings: list[str] = []
+    for op in ops:
         owner_kind = op.address.partition("/")[0]
         resource = by_address.get(op.address)
         name = resource.name if resource is not None else op.name
@@ -89,11 +94,11 @@ def protect(ctx: Ctx, desired: list[DesiredResource], ownership: Ownership | Non
             kept.append(op)
         elif op.action == "replace":
             if op.method == "DELETE":
-                ctx.errors.append(f"{op.address} is protected ({where}): the plan would replace it ({op.note}); "
+                errors.append(f"{op.address} is protected ({where}): the plan would replace it ({op.note}); "
                                   "change it back, or remove the protection first")
             kept.append(op)
-        elif op.kind == "Experiment":
-            ctx.warnings.append(f"{op.subject}: kept, not deleted by retention: {op.address} is protected ({where})")
+        elif op.kind == EXPERIMENT:
+            warnings.append(f"{op.subject}: kept, not deleted by retention: {op.address} is protected ({where})")
         else:
-            ctx.warnings.append(f"{op.address}: kept, not deleted by --prune: protected ({where})")
-    ctx.ops = kept
+            warnings.append(f"{op.address}: kept, not deleted by --prune: protected ({where})")
+    return kept, errors, warnings

@@ -11,14 +11,25 @@ edits. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import MISSING
+
 from reconciler.client.live import same_example, user_fields
+from reconciler.kinds import KIND_SPECS
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveState
-from reconciler.plan.context import canonical, integration_doc
+from reconciler.plan.context import (
+    canonical,
+    dataset_doc,
+    evaluator_doc,
+    integration_doc,
+    plain,
+    prompt_doc,
+    restriction_doc,
+)
 from reconciler.plan.datasets import match_by_content
 from reconciler.plan.prompts import VERSION_FIELDS, _norm
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
@@ -88,27 +99,28 @@ class ResourceDiff:
 
 def resource_diff(r: DesiredResource, live: LiveState) -> ResourceDiff:
     out = ResourceDiff(r)
-    if r.kind == "Integration":
-        _integration(r, live, out)
-    elif r.kind in ("Prompt", "Dataset", "Evaluator"):
-        space_id = live.space_id(str(r.space))
-        if space_id is None:
-            out.missing = False
-            out.notes.append(f"{r.address}: space {r.space!r} does not exist live")
-            return out
-        tables: dict[str, Mapping[tuple[str, str], Any]] = {
-            "Prompt": live.prompts, "Dataset": live.datasets, "Evaluator": live.evaluators}
-        table = tables[r.kind]
-        found = table.get((space_id, r.name))
-        if found is None:
-            out.renamed = any((space_id, a) in table for a in r.aliases)
-            out.missing = not out.renamed
-            return out
-        {"Prompt": _prompt, "Dataset": _dataset, "Evaluator": _evaluator}[r.kind](r, found, live, out)
-    elif r.kind == "ResourceRestriction":
-        rid = str(r.spec.get("resource_id"))
-        out.missing = not any(k[1] == rid for k in live.restrictions)
+    spec = KIND_SPECS[r.kind]
+    if not spec.spaced:
+        ACCOUNT_WIDE_DIFFS[r.kind](r, live, out)
+        return out
+    space_id = live.space_id(str(r.space))
+    if space_id is None:
+        out.missing = False
+        out.notes.append(f"{r.address}: space {r.space!r} does not exist live")
+        return out
+    table: Mapping[tuple[str, str], Any] = getattr(live, spec.table)
+    found = table.get((space_id, r.name))
+    if found is None:
+        out.renamed = any((space_id, a) in table for a in r.aliases)
+        out.missing = not out.renamed
+        return out
+    SPACED_DIFFS[r.kind](r, found, live, out)
     return out
+
+
+def _restriction(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None:
+    rid = restriction_doc(r).resource_id
+    out.missing = not any(k[1] == rid for k in live.restrictions)
 
 
 def _set(out: ResourceDiff, path: str, old: Any, new: Any) -> None:
@@ -125,17 +137,17 @@ def _integration(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None
         out.renamed = any((doc.type, a) in live.integrations for a in r.aliases)
         out.missing = not out.renamed
         return
-    if isinstance(doc, AgentIntegration) and "description" in r.spec and r.spec["description"] != obj.description:
-        _set(out, "description", r.spec["description"], obj.description)
-    if "scopings" in r.spec:
-        _scopings(r, live, obj.scopings or [], out)
+    if isinstance(doc, AgentIntegration) and doc.description is not MISSING and doc.description != obj.description:
+        _set(out, "description", doc.description, obj.description)
+    if doc.scopings is not MISSING:
+        _scopings([plain(s) for s in doc.scopings], live, obj.scopings or [], out)
     lcfg = obj.config or {}
     if isinstance(doc, LlmIntegration) and lcfg.get("provider") != doc.config.provider:
         out.notes.append(f"{r.address}: config.provider is {lcfg.get('provider')} live (a replacement; not pulled)")
         return
     fields: Mapping[str, ConfigField] = AGENT_FIELDS if isinstance(doc, AgentIntegration) \
         else PROVIDERS[doc.config.provider].fields
-    for name, want in (r.spec.get("config") or {}).items():
+    for name, want in plain(doc.config).items():
         f = fields.get(name)
         if f is None:
             continue
@@ -168,8 +180,7 @@ def _integration(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None
                 _set(out, path, want, have)
 
 
-def _scopings(r: DesiredResource, live: LiveState, have: list[dict[str, Any]], out: ResourceDiff) -> None:
-    want = r.spec["scopings"] or []
+def _scopings(want: list[dict[str, Any]], live: LiveState, have: list[dict[str, Any]], out: ResourceDiff) -> None:
     resolved: set[tuple[Any, Any]] = set()
     for s in want:
         if "space" in s:
@@ -241,13 +252,14 @@ def _presets(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]]) -> li
 
 
 def _prompt(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
-    if "description" in r.spec and r.spec["description"] != obj.prompt.description:
-        _set(out, "description", r.spec["description"], obj.prompt.description)
-    if "restricted" in r.spec:
+    doc = prompt_doc(r)
+    if doc.description is not MISSING and doc.description != obj.prompt.description:
+        _set(out, "description", doc.description, obj.prompt.description)
+    if doc.restricted is not MISSING:
         restricted = ("PROMPT", obj.id) in live.restrictions
-        if r.spec["restricted"] != restricted:
-            _set(out, "restricted", r.spec["restricted"], restricted)
-    want = r.spec.get("version") or {}
+        if doc.restricted != restricted:
+            _set(out, "restricted", doc.restricted, restricted)
+    want = plain(doc.version)
     latest = obj.latest
     if latest is None:
         return
@@ -273,10 +285,11 @@ def _prompt(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) ->
 
 
 def _dataset(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
-    want = r.spec.get("examples")
-    if not isinstance(want, list) or obj.examples is None:
+    doc = dataset_doc(r)
+    want = doc.examples
+    if want is MISSING or obj.examples is None:
         return
-    key = r.spec.get("key")
+    key = None if doc.key is MISSING else doc.key
     edit = ExamplesEdit()
     if key:
         matched = obj.matched or set()
@@ -304,9 +317,10 @@ def _dataset(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -
 
 
 def _evaluator(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
-    if "description" in r.spec and r.spec["description"] != obj.evaluator.description:
-        _set(out, "description", r.spec["description"], obj.evaluator.description)
-    tc = r.spec.get("template_config") or {}
+    doc = evaluator_doc(r)
+    if doc.description is not MISSING and doc.description != obj.evaluator.description:
+        _set(out, "description", doc.description, obj.evaluator.description)
+    tc = plain(doc.template_config)
     template = obj.latest.template_config if obj.latest is not None else None
     have = template.raw() if template is not None else {}
     names = {str(o.id): name for (t, name), o in live.integrations.items() if t == "LLM"}
@@ -333,5 +347,12 @@ def _evaluator(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff)
             _set(out, f"template_config.{k}", v, have.get(k, ABSENT))
             changed = True
     message = obj.latest.commit_message if obj.latest is not None else None
-    if changed and message and "commit_message" in r.spec and r.spec["commit_message"] != message:
-        _set(out, "commit_message", r.spec["commit_message"], message)
+    if changed and message and doc.commit_message != message:
+        _set(out, "commit_message", doc.commit_message, message)
+
+
+#: Each registered kind's comparison (``reconciler.kinds``): account-wide ones look live up themselves.
+ACCOUNT_WIDE_DIFFS: Mapping[str, Callable[[DesiredResource, LiveState, ResourceDiff], None]] = {
+    "Integration": _integration, "ResourceRestriction": _restriction}
+SPACED_DIFFS: Mapping[str, Callable[[DesiredResource, Any, LiveState, ResourceDiff], None]] = {
+    "Prompt": _prompt, "Dataset": _dataset, "Evaluator": _evaluator}

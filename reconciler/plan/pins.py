@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from reconciler.client.live import integration_essence
-from reconciler.model import LiveState
+from reconciler.kinds import KIND_SPECS
+from reconciler.model import LiveDataset, LivePrompt, LiveState
 from reconciler.plan.context import fingerprint
 
 
@@ -19,33 +20,31 @@ def pin_value(key: list[str], live: LiveState) -> Any:
     integration's ``essence``; the other kinds' managed attributes), so a field the service adds or
     bumps on its own never makes a plan stale, while a changed managed field, a new version or a
     re-created object (new id) does."""
-    kind = key[0]
-    if kind == "Integration":
-        obj = live.integrations.get((key[1], key[2]))
-        return None if obj is None else [obj.id, integration_essence(obj)]
-    if kind == "ResourceRestriction":
-        restriction = live.restrictions.get((key[1], key[2]))
-        return None if restriction is None else [restriction.resource_type, restriction.resource_id]
-    space_id, name = key[1], key[2]
-    if kind == "Prompt":
-        p = live.prompts.get((space_id, name))
-        if p is None:
-            return None
-        restricted = ("PROMPT", p.id) in live.restrictions
-        return [p.id, p.prompt.name, p.prompt.description, p.latest.id if p.latest else None,
-                sorted(p.labels.items()), restricted]
-    if kind == "Dataset":
-        d = live.datasets.get((space_id, name))
-        if d is None:
-            return None
-        experiments = sorted(e.id for e in d.experiments or [])
-        digest = d.examples_digest if d.examples_digest is not None else _examples_digest(d.examples)
-        return [d.id, d.dataset.name, digest, experiments]
-    if kind == "Evaluator":
-        e = live.evaluators.get((space_id, name))
-        return None if e is None else [e.id, e.evaluator.name, e.evaluator.description,
-                                       e.latest.id if e.latest else None]
-    return None
+    spec = KIND_SPECS.get(key[0])
+    obj = getattr(live, spec.table).get(tuple(key[1:])) if spec is not None else None
+    return None if obj is None else PINS[key[0]](obj, live)
+
+
+def _prompt(p: LivePrompt, live: LiveState) -> list[Any]:
+    restricted = ("PROMPT", p.id) in live.restrictions
+    return [p.id, p.prompt.name, p.prompt.description, p.latest.id if p.latest else None,
+            sorted(p.labels.items()), restricted]
+
+
+def _dataset(d: LiveDataset, live: LiveState) -> list[Any]:
+    experiments = sorted(e.id for e in d.experiments or [])
+    digest = d.examples_digest if d.examples_digest is not None else _examples_digest(d.examples)
+    return [d.id, d.dataset.name, digest, experiments]
+
+
+#: What a pin holds of each registered kind (``reconciler.kinds``), given its live object.
+PINS: Mapping[str, Callable[[Any, LiveState], list[Any]]] = {
+    "Integration": lambda obj, live: [obj.id, integration_essence(obj)],
+    "Prompt": _prompt,
+    "Dataset": _dataset,
+    "Evaluator": lambda e, live: [e.id, e.evaluator.name, e.evaluator.description, e.latest.id if e.latest else None],
+    "ResourceRestriction": lambda obj, live: [obj.resource_type, obj.resource_id],
+}
 
 
 def _examples_digest(examples: list[dict[str, Any]] | None) -> str | None:

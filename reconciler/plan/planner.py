@@ -2,33 +2,41 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
 from reconciler.errors import PlanError
+from reconciler.kinds import DELETE_ORDER as DELETE_ORDER  # the executor orders deletes by it
+from reconciler.kinds import INTEGRATION, KINDS
 from reconciler.model import DesiredResource, LiveState, ManifestSet
-from reconciler.plan.context import Ctx
+from reconciler.plan.context import KindPlan, PlanInput, error_line
 from reconciler.plan.datasets import plan_datasets
 from reconciler.plan.evaluators import plan_evaluators
 from reconciler.plan.ignore import apply_ignores, unmatched_warnings
 from reconciler.plan.integrations import plan_integrations
 from reconciler.plan.lifecycle import apply_renames, protect
-from reconciler.plan.model import Operation, Plan, PlanOptions
+from reconciler.plan.model import Operation, Plan, PlanOptions, Unmanaged
 from reconciler.plan.pins import Fingerprints
 from reconciler.plan.prompts import plan_prompts
 from reconciler.plan.prune import plan_unmanaged
 from reconciler.plan.restrictions import plan_restrictions, restrictions_warning, unseen_restrictions
 from reconciler.plan.select import select
 
-#: Creates and updates run in this kind order (an evaluator after the integration it names);
-#: deletes run after everything else, in the reverse order.
-KIND_ORDER = ("Integration", "Prompt", "Dataset", "Evaluator", "ResourceRestriction")
-DELETE_ORDER = ("Experiment", "ResourceRestriction", "Evaluator", "Prompt", "Dataset", "Integration")
+#: The planner of each registered kind (``reconciler.kinds``), run in the registry's order: creates and
+#: updates run in this kind order (an evaluator after the integration it names); deletes run after
+#: everything else, in ``DELETE_ORDER``.
+PLANNERS: Mapping[str, Callable[[list[DesiredResource], PlanInput], KindPlan]] = {
+    "Integration": plan_integrations, "Prompt": plan_prompts, "Dataset": plan_datasets,
+    "Evaluator": plan_evaluators, "ResourceRestriction": plan_restrictions,
+}
+KIND_ORDER = KINDS
 
 
 def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | None = None,
               now: datetime | None = None) -> Plan:
     options = options or PlanOptions()
+    now = now or datetime.now(UTC)
     desired = list(manifests)
     warnings: list[str] = []
     if options.targets or options.excludes:
@@ -36,39 +44,39 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
     if options.targets:
         warnings.append("--target limits this run to " + ", ".join(r.address for r in desired)
                         + "; the plan may be incomplete for everything else")
-    ctx = Ctx(live=live, options=options, now=now or datetime.now(UTC), desired=desired, warnings=warnings,
-              original=live)
-    desired = _once_per_space(desired, ctx)
-    apply_renames(desired, ctx)
-    desired, ignored = apply_ignores(desired, ctx.live, manifests.ownership)
-    ctx.warnings.extend(unmatched_warnings(desired, manifests.ownership))
-    unseen = unseen_restrictions(desired, ctx)
+    selected = tuple(desired)
+    desired, errors = _once_per_space(desired, live)
+    view, renamed, rename_errors = apply_renames(desired, live)
+    desired, ignored = apply_ignores(desired, view, manifests.ownership)
+    warnings.extend(unmatched_warnings(desired, manifests.ownership))
+    unseen = unseen_restrictions(desired, view, options)
     if unseen or options.restrictions == "skip":
-        ctx.restrictions_hidden = True
-        options = ctx.options = replace(options, restrictions="skip")  # recorded: apply leaves them out too
+        options = replace(options, restrictions="skip")  # recorded: apply leaves them out too
         if unseen:
-            ctx.warnings.append(restrictions_warning(unseen))
-    by_kind = {k: [r for r in desired if r.kind == k] for k in KIND_ORDER}
-    plan_integrations(by_kind["Integration"], ctx)
-    plan_prompts(by_kind["Prompt"], ctx)
-    plan_datasets(by_kind["Dataset"], ctx)
-    plan_evaluators(by_kind["Evaluator"], ctx)
-    plan_restrictions(by_kind["ResourceRestriction"], ctx)
+            warnings.append(restrictions_warning(unseen))
+    planned = KindPlan(errors=[*errors, *rename_errors], warnings=warnings)
+    for kind in KINDS:
+        inputs = PlanInput(live=view, options=options, now=now, desired=selected,
+                           renamed=renamed, restrictions_hidden=options.restrictions == "skip", earlier=planned)
+        planned = planned.merge(PLANNERS[kind]([r for r in desired if r.kind == kind], inputs))
+    unmanaged: list[Unmanaged] = []
     if not options.targets:  # a targeted plan is partial: nothing else is listed or pruned
-        plan_unmanaged(desired, ctx, manifests.ownership)
-    protect(ctx, desired, manifests.ownership)
-    if ctx.errors:
-        raise PlanError("cannot plan:\n" + "\n".join(f"  {e}" for e in ctx.errors))
+        pruned, unmanaged = plan_unmanaged(desired, PlanInput(live=view, options=options, now=now, desired=selected),
+                                           manifests.ownership)
+        planned = planned.merge(pruned)
+    ops, protect_errors, protect_warnings = protect(planned.ops, desired, manifests.ownership)
+    if planned.errors or protect_errors:
+        raise PlanError("cannot plan:\n" + "\n".join(f"  {e}" for e in [*planned.errors, *protect_errors]))
     return Plan(
-        operations=tuple(order([op for op in ctx.ops if not changes_nothing(op)])),
-        unverified_secrets=tuple(ctx.unverified),
-        warnings=tuple(ctx.warnings),
-        fingerprints=Fingerprints(ctx.pins, ctx.original or ctx.live),
-        pins=dict(ctx.pins),
+        operations=tuple(order([op for op in ops if not changes_nothing(op)])),
+        unverified_secrets=tuple(planned.unverified),
+        warnings=(*planned.warnings, *protect_warnings),
+        fingerprints=Fingerprints(planned.pins, live),
+        pins=dict(planned.pins),
         scope=manifests.read_scope(),
         manifests=tuple(manifests.paths),
         options=options,
-        unmanaged=tuple(ctx.unmanaged),
+        unmanaged=tuple(unmanaged),
         owner=manifests.ownership.name if manifests.ownership else None,
         ignored=tuple(ignored),
     )
@@ -84,27 +92,29 @@ def changes_nothing(op: Operation) -> bool:
     if op.path.endswith("/examples") and not body.get("new_version"):
         moved = body.get("examples") if op.method in ("POST", "PATCH") else body.get("example_ids")
         return isinstance(moved, list) and not moved
-    return op.method == "PATCH" and op.kind == "Integration" and set(body) <= {"type"}
+    return op.method == "PATCH" and op.kind == INTEGRATION.name and set(body) <= {"type"}
 
 
-def _once_per_space(desired: list[DesiredResource], ctx: Ctx) -> list[DesiredResource]:
+def _once_per_space(desired: list[DesiredResource], live: LiveState) -> tuple[list[DesiredResource], list[str]]:
     """A resource declared twice, its space written once by name and once by id: the validator
     cannot know they are one space, live state does. The second is an error (and not planned)."""
     seen: dict[tuple[str, str, str], DesiredResource] = {}
     out: list[DesiredResource] = []
+    errors: list[str] = []
     for r in desired:
-        space_id = ctx.live.space_id(str(r.space)) if r.space else None
+        space_id = live.space_id(str(r.space)) if r.space else None
         key = (r.kind, space_id, r.name) if space_id else None
         first = seen.get(key) if key else None
         if first is not None:
             where = first.source("space")
-            ctx.error(r, "space", f"declares {first.address} again (space {r.space!r} is space {first.space!r}"
-                      + (f", declared at {where}" if where else "") + "); declare it once")
+            errors.append(error_line(r, "space", f"declares {first.address} again (space {r.space!r} is space "
+                                     f"{first.space!r}" + (f", declared at {where}" if where else "")
+                                     + "); declare it once"))
             continue
         if key:
             seen[key] = r
         out.append(r)
-    return out
+    return out, errors
 
 
 def order(ops: list[Operation]) -> list[Operation]:

@@ -18,27 +18,28 @@ restricting is idempotent."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import MISSING
 
+from reconciler.kinds import INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
 from reconciler.model import DesiredResource, LiveState
-from reconciler.plan.context import Ctx, prompt_doc, restriction_doc
+from reconciler.plan.context import KindPlan, PlanInput, Planning, change, prompt_doc, restriction_doc
+from reconciler.plan.model import PlanOptions
 
 
-def unseen_restrictions(desired: list[DesiredResource], ctx: Ctx) -> list[str]:
+def unseen_restrictions(desired: list[DesiredResource], live: LiveState, options: PlanOptions) -> list[str]:
     """What a plan leaves out of the comparison because the key cannot see restrictions (see the
     module's docstring), as ``ADDRESS (field)``; [] when restrictions are compared."""
-    mode = ctx.options.restrictions
-    if mode == "compare" or (mode == "auto" and not restrictions_unseen(desired, ctx.live)):
+    mode = options.restrictions
+    if mode == "compare" or (mode == "auto" and not restrictions_unseen(desired, live)):
         return []
     out: list[str] = []
     for r in desired:
-        if r.kind == "ResourceRestriction":
+        if r.kind == RESTRICTION.name:
             out.append(r.address)
-        elif r.kind == "Prompt" and prompt_doc(r).restricted is not MISSING and r.space:
-            space_id = ctx.live.space_id(str(r.space))
-            if space_id is not None and (space_id, r.name) in ctx.live.prompts:
+        elif r.kind == PROMPT.name and prompt_doc(r).restricted is not MISSING and r.space:
+            space_id = live.space_id(str(r.space))
+            if space_id is not None and (space_id, r.name) in live.prompts:
                 out.append(f"{r.address} (restricted)")
     return out
 
@@ -53,17 +54,17 @@ def restrictions_unseen(desired: Sequence[DesiredResource], live: LiveState) -> 
 
 
 def _restricts(r: DesiredResource) -> bool:
-    return r.kind == "ResourceRestriction" or (r.kind == "Prompt" and prompt_doc(r).restricted is True)
+    return r.kind == RESTRICTION.name or (r.kind == PROMPT.name and prompt_doc(r).restricted is True)
 
 
 def _applied(desired: Sequence[DesiredResource], live: LiveState) -> bool:
     for r in desired:
-        if r.kind == "Integration" and any((t, r.name) in live.integrations for t in ("LLM", "AGENT")):
+        spec = KIND_SPECS[r.kind]
+        if spec is INTEGRATION and any((t, r.name) in live.integrations for t in ("LLM", "AGENT")):
             return True
-        if r.kind in ("Prompt", "Dataset", "Evaluator") and r.space:
+        if spec.spaced and r.space:
             space_id = live.space_id(str(r.space))
-            table: Any = {"Prompt": live.prompts, "Dataset": live.datasets, "Evaluator": live.evaluators}[r.kind]
-            if space_id is not None and (space_id, r.name) in table:
+            if space_id is not None and (space_id, r.name) in getattr(live, spec.table):
                 return True
     return False
 
@@ -74,9 +75,10 @@ def restrictions_warning(unseen: list[str]) -> str:
             + ", ".join(unseen) + ". apply compares them; it needs a key that may manage restrictions")
 
 
-def plan_restrictions(desired: list[DesiredResource], ctx: Ctx) -> None:
-    if ctx.restrictions_hidden:
-        return
+def plan_restrictions(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan:
+    ctx = Planning(inputs)
+    if ctx.inputs.restrictions_hidden:
+        return ctx
     by_id = {rid: rtype for rtype, rid in ctx.live.restrictions}
     unrestricted_prompts = _unrestricted_prompts(ctx)
     for r in desired:
@@ -92,20 +94,21 @@ def plan_restrictions(desired: list[DesiredResource], ctx: Ctx) -> None:
         ctx.pin(r, ["ResourceRestriction", live_type or rtype, rid])
         if live_type is None:
             op = ctx.op(r, "create", "POST", "/v2/resource-restrictions", action="create",
-                        body={"resource_id": rid}, changes=[ctx.change(r, "resource_type", None, rtype),
-                                                           ctx.change(r, "resource_id", None, rid)])
+                        body={"resource_id": rid}, changes=[change(r, "resource_type", None, rtype),
+                                                           change(r, "resource_id", None, rid)])
             ctx.creates[r.identity] = op.id
         elif live_type != rtype:
             src = r.source("resource_type")
             ctx.warnings.append(f"{r.address}: resource_type is {rtype}, but the service reports {rid} as a "
                                 f"{live_type}, and it is restricted" + (f" ({src})" if src else ""))
+    return ctx
 
 
-def _unrestricted_prompts(ctx: Ctx) -> dict[str, DesiredResource]:
+def _unrestricted_prompts(ctx: Planning) -> dict[str, DesiredResource]:
     """Live prompt id -> the Prompt manifest that says ``restricted: false`` for it."""
     out: dict[str, DesiredResource] = {}
-    for p in ctx.desired:
-        if p.kind != "Prompt" or prompt_doc(p).restricted is not False or not p.space:
+    for p in ctx.inputs.desired:
+        if p.kind != PROMPT.name or prompt_doc(p).restricted is not False or not p.space:
             continue
         space_id = ctx.live.space_id(str(p.space))
         live = ctx.live.prompts.get((space_id, p.name)) if space_id else None

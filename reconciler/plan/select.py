@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
 from reconciler.errors import PlanError
+from reconciler.kinds import EVALUATOR, INTEGRATION
 from reconciler.model import DesiredResource, LiveState, ManifestSet
 from reconciler.plan.context import evaluator_doc, integration_doc
 
@@ -29,7 +30,7 @@ def _named(r: DesiredResource, globs: Iterable[str]) -> bool:
 
 def _needs(r: DesiredResource) -> str | None:
     """The LLM integration an evaluator names, if any."""
-    if r.kind != "Evaluator":
+    if r.kind != EVALUATOR.name:
         return None
     name = evaluator_doc(r).template_config.llm_config.integration
     return name if isinstance(name, str) else None
@@ -54,7 +55,7 @@ def select(manifests: ManifestSet, targets: tuple[str, ...], excludes: tuple[str
     if not excludes:
         return resources
     kept = [r for r in resources if not _named(r, excludes)]
-    left_out = {r.name: r for r in resources if r.kind == "Integration" and _named(r, excludes)
+    left_out = {r.name: r for r in resources if r.kind == INTEGRATION.name and _named(r, excludes)
                 and integration_doc(r).type == "LLM"}
     problems = []
     for r in kept:

@@ -20,8 +20,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import MISSING, AfterValidator, Field, StringConstraints, ValidationError
 
+from reconciler.manifests.fields import Doc, Required, Strict, _unique
 from reconciler.manifests.messages import Ctx, report, show, suggest
-from reconciler.manifests.models import Doc, Required, Strict, _unique
 from reconciler.manifests.yamlload import Problem, YamlDocument
 from reconciler.model import KINDS, SPACED_KINDS
 from reconciler.policy import fields as F
@@ -46,7 +46,7 @@ NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 
 
 def _address_globs(globs: list[str]) -> list[str]:
-    from reconciler.manifests.models import problem
+    from reconciler.manifests.fields import problem
 
     for i, glob in enumerate(globs):
         kind, sep, rest = glob.partition("/")

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.kinds import PROMPT, RESTRICTION
 from reconciler.model import DesiredResource, LiveState, ManifestSet, Source
 from reconciler.plan.ignore import path_matches, rules_for
 from reconciler.plan.liveview import ABSENT, ExamplesEdit, resource_diff
@@ -184,10 +185,10 @@ class Puller:
         self.restrictions_hidden = restrictions_unseen(self.manifests.resources, self.live)
         left_out: list[str] = []
         for r in self.manifests.resources:
-            if self.restrictions_hidden and r.kind == "ResourceRestriction":
+            if self.restrictions_hidden and r.kind == RESTRICTION.name:
                 left_out.append(r.address)
                 continue
-            if self.restrictions_hidden and r.kind == "Prompt" and "restricted" in r.spec:
+            if self.restrictions_hidden and r.kind == PROMPT.name and "restricted" in r.spec:
                 left_out.append(f"{r.address} (restricted)")
             self.pull_resource(r)
         if left_out:

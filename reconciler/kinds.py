@@ -1,0 +1,70 @@
+"""The registry of resource kinds: one ``KindSpec`` per kind, the one place the facts about a kind
+are written. Everything that used to list the kinds derives from it: the kind names
+(``model.KINDS``), identity and address (``DesiredResource``), the live table and the read scope
+(``LiveState``, ``ReadScope``, ``client.live``), the create, delete and prune orders (``plan``),
+and the per-kind steps each layer registers in its own table, keyed by the kind's name (the
+planner, the pin, the re-read after apply, export): ``tests/test_kinds.py`` fails when a
+registered kind misses one of them. Pure data: no import from the rest of the package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """What the layers need to know of one resource kind.
+
+    name: the manifest's ``kind``. spaced: it lives in a space (identity ``(space, name)``; listed per
+    space); otherwise it is account-wide. identity: the document fields that, after the kind, make
+    its identity (``("type", "name")`` for an integration). table: its ``LiveState`` attribute
+    (keyed by ``(space_id, name)`` for a spaced kind). collection: its API collection path.
+    renamable: it takes ``aliases`` (the API can rename it). delete_rank: its place among deletes
+    (lower first; deletes run after every create and update). owner_globs: the Ownership field
+    whose globs say which live objects of an account-wide kind a tree owns.
+    """
+
+    name: str
+    spaced: bool
+    identity: tuple[str, ...]
+    table: str
+    collection: str
+    renamable: bool
+    delete_rank: int
+    owner_globs: str | None = None
+
+    @property
+    def list_key(self) -> str:
+        """The key of the list in the answer of ``GET collection`` (``/v2/prompts`` -> ``prompts``)."""
+        return self.collection.rsplit("/", 1)[1].replace("-", "_")
+
+
+# Registration order is the order of creates and updates: an evaluator after the integration it names.
+INTEGRATION = KindSpec("Integration", spaced=False, identity=("type", "name"), table="integrations",
+                       collection="/v2/integrations", renamable=True, delete_rank=5, owner_globs="integrations")
+PROMPT = KindSpec("Prompt", spaced=True, identity=("space", "name"), table="prompts", collection="/v2/prompts",
+                  renamable=False, delete_rank=3)
+DATASET = KindSpec("Dataset", spaced=True, identity=("space", "name"), table="datasets", collection="/v2/datasets",
+                   renamable=True, delete_rank=4)
+EVALUATOR = KindSpec("Evaluator", spaced=True, identity=("space", "name"), table="evaluators",
+                     collection="/v2/evaluators", renamable=True, delete_rank=2)
+RESTRICTION = KindSpec("ResourceRestriction", spaced=False, identity=("resource_type", "resource_id"),
+                       table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1,
+                       owner_globs="resource_restrictions")
+
+KIND_SPECS: Mapping[str, KindSpec] = {k.name: k for k in (INTEGRATION, PROMPT, DATASET, EVALUATOR, RESTRICTION)}
+
+#: The resource kinds, in create order.
+KINDS = tuple(KIND_SPECS)
+SPACED_KINDS = tuple(k.name for k in KIND_SPECS.values() if k.spaced)
+ACCOUNT_WIDE = tuple(k.name for k in KIND_SPECS.values() if not k.spaced)
+#: A dataset's experiments (deleted by retention) are operations of a kind of their own, never declared.
+EXPERIMENT = "Experiment"
+#: What ``--prune`` deletes, in order; deletes run in this order, a dataset's experiments first.
+PRUNE_ORDER = tuple(sorted(KINDS, key=lambda k: KIND_SPECS[k].delete_rank))
+DELETE_ORDER = (EXPERIMENT, *PRUNE_ORDER)
+#: The document that says what a tree owns: a document kind, not a resource.
+OWNERSHIP = "Ownership"
+DOCUMENT_KINDS = (*KINDS, OWNERSHIP)

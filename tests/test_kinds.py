@@ -1,0 +1,82 @@
+"""Each kind is registered once (``reconciler/kinds.py``, docs/ARCHITECTURE.md "Where to add things"):
+the layers' per-kind tables are keyed by the registry and cover every kind, and no module outside
+the registry and the emulator branches on ``kind`` compared with a string literal."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from reconciler.kinds import DELETE_ORDER, DOCUMENT_KINDS, EXPERIMENT, KIND_SPECS, KINDS, PRUNE_ORDER
+from reconciler.model import LiveState, ReadScope
+
+PACKAGE = Path(__file__).resolve().parents[1] / "reconciler"
+#: Names a comparison with a string literal would hard-code: every kind a document or operation has.
+KIND_NAMES = {*DOCUMENT_KINDS, EXPERIMENT}
+#: Where a literal kind is the definition itself: the registry, and the emulator (the API's side,
+#: which knows no manifests).
+EXEMPT = ("kinds.py", "emulator/")
+#: Comparisons of a kind with a literal that may stay outside the registry, each with its reason
+#: (``path: count``). None today.
+ALLOWED: dict[str, int] = {}
+
+
+def _literals(node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def kind_literal_comparisons() -> dict[str, int]:
+    """``path -> how many comparisons`` (==, !=, in, not in) hold a kind's name as a string literal."""
+    found: dict[str, int] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith(EXEMPT):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare) and any(set(_literals(side)) & KIND_NAMES
+                                                     for side in (node.left, *node.comparators)):
+                found[rel] = found.get(rel, 0) + 1
+    return found
+
+
+def test_no_module_outside_the_registry_compares_a_kind_with_a_string_literal() -> None:
+    assert kind_literal_comparisons() == ALLOWED
+
+
+def test_the_counter_sees_the_comparisons_it_forbids() -> None:
+    tree = ast.parse('if r.kind == "Prompt" or op.kind in ("Dataset", "Evaluator") or kind != x: pass')
+    assert sum(1 for n in ast.walk(tree) if isinstance(n, ast.Compare)
+               and any(set(_literals(s)) & KIND_NAMES for s in (n.left, *n.comparators))) == 2
+
+
+def test_the_orders_derive_from_the_registry() -> None:
+    from reconciler.plan.planner import KIND_ORDER
+
+    assert KIND_ORDER == KINDS == tuple(KIND_SPECS)
+    assert set(PRUNE_ORDER) == set(KINDS) and (EXPERIMENT, *PRUNE_ORDER) == DELETE_ORDER
+
+
+def test_every_registered_kind_has_its_step_in_every_layer() -> None:
+    """Adding a KindSpec without one of its steps fails here, naming the table that lacks it."""
+    from reconciler.apply.confirm import REREADS
+    from reconciler.client.live import ESSENCE_KINDS
+    from reconciler.export import EXPORTS
+    from reconciler.manifests.models import KIND_MODELS
+    from reconciler.plan.liveview import ACCOUNT_WIDE_DIFFS, SPACED_DIFFS
+    from reconciler.plan.pins import PINS
+    from reconciler.plan.planner import PLANNERS
+
+    assert tuple(KIND_MODELS) == DOCUMENT_KINDS
+    tables = {"plan.planner.PLANNERS": PLANNERS, "plan.pins.PINS": PINS, "apply.confirm.REREADS": REREADS,
+              "export.EXPORTS": EXPORTS, "plan.liveview diffs": {**ACCOUNT_WIDE_DIFFS, **SPACED_DIFFS},
+              "client.live essence": dict.fromkeys(ESSENCE_KINDS)}
+    missing = {name: sorted(set(KINDS) - set(table)) for name, table in tables.items() if set(KINDS) - set(table)}
+    assert missing == {}
+    for spec in KIND_SPECS.values():
+        assert isinstance(getattr(LiveState(), spec.table), dict), spec.name
+        if spec.spaced:
+            assert spec.table in ReadScope.__dataclass_fields__, spec.name
