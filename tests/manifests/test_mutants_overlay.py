@@ -1,0 +1,55 @@
+"""Variables at edges the overlay tests left open (found by mutation testing, docs/testing.md): what
+a tree loads to, or the exact problems it is refused with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reconciler.errors import ManifestError
+from tests.manifests.test_overlay_edges import PROMPT, description, load, refused
+
+UNDEFINED = ("0.yaml:4:14: description: undefined variable 'nope'; the defined ones are: none (give --var "
+             "NAME=VALUE, --var-file FILE or RECONCILER_VAR_NAME)")
+
+
+def test_only_environment_variables_with_the_prefix_are_variables(tmp_path: Path) -> None:
+    # 'UNRELATED_VARIA' is as long as the prefix, and what follows it is a valid name.
+    with pytest.raises(ManifestError) as caught:
+        load(tmp_path, PROMPT.format(description="'${var.nope}'"),
+             environ={"UNRELATED_VARIABLE_X": "1", "RECONCILER_VAR_9": "2"})
+    assert [p.replace(str(tmp_path) + "/", "") for p in caught.value.problems] == [UNDEFINED]
+
+
+def test_a_flag_value_may_hold_an_equals_sign(tmp_path: Path) -> None:
+    ms = load(tmp_path, PROMPT.format(description="'${var.q}'"), var=("q=a=b",))
+    assert description(ms) == "a=b"
+
+
+def test_an_unreadable_variables_file_is_named_and_the_next_file_is_still_checked(tmp_path: Path) -> None:
+    (tmp_path / "names.yaml").write_text("1bad: 1\n2bad: 2\nok: 3\n")
+    problems = refused(tmp_path, PROMPT.format(description="d"),
+                       var_files=(str(tmp_path / "missing.yaml"), str(tmp_path / "names.yaml")))
+    assert problems == [
+        "missing.yaml:1:1: file: cannot read: No such file or directory",
+        "names.yaml:1:1: 1bad: a variable name is letters, digits and _ (not starting with a digit)",
+        "names.yaml:2:1: 2bad: a variable name is letters, digits and _ (not starting with a digit)"]
+
+
+def test_a_whole_document_that_is_a_variable_is_refused_at_its_first_line(tmp_path: Path) -> None:
+    problems = refused(tmp_path, "var: nope\n")
+    assert problems and problems[0].startswith("0.yaml:1:")
+
+
+def test_a_document_that_is_a_list_with_a_reference_is_refused_not_a_crash(tmp_path: Path) -> None:
+    problems = refused(tmp_path, "- '${var.x}'\n", var=("x=1",))
+    assert problems and all(p.startswith("0.yaml:1:") for p in problems)
+
+
+def test_a_variable_in_a_secret_position_names_the_field(tmp_path: Path) -> None:
+    text = ("kind: Integration\nname: i\ntype: LLM\n"
+            "config: {provider: VENDOR_A, api_key: '${var.k}', is_function_calling_enabled: true}\n")
+    problems = refused(tmp_path, text, var=("k=v",))
+    assert "0.yaml:4:39: config.api_key: a variable is never a secret: write {env: NAME} or {file: PATH} here" \
+        in problems
