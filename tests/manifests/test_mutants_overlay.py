@@ -53,3 +53,28 @@ def test_a_variable_in_a_secret_position_names_the_field(tmp_path: Path) -> None
     problems = refused(tmp_path, text, var=("k=v",))
     assert "0.yaml:4:39: config.api_key: a variable is never a secret: write {env: NAME} or {file: PATH} here" \
         in problems
+
+
+# ---------------------------------------------------------------------- patches
+
+LLM_I = "kind: Integration\nname: i\ntype: LLM\nconfig: {provider: VENDOR_A, api_key: {env: K}, " \
+        "is_function_calling_enabled: true}\n"
+
+
+def test_patches_without_a_target_loaded_before_are_each_refused_and_an_unspaced_one_says_no_space(
+        tmp_path: Path) -> None:
+    problems = refused(tmp_path, "kind: Patch\ntarget: Integration/gone\npatch: {config: {is_function_calling_enabled: "
+                       "false}}\n---\nkind: Patch\ntarget: Integration/also-gone\npatch: {name: x}\n", LLM_I)
+    assert problems == [
+        "0.yaml:2:1: target: no Integration named 'gone' is loaded before this patch (paths load in order: the "
+        "base first, then the overlays)",
+        "0.yaml:6:1: target: no Integration named 'also-gone' is loaded before this patch (paths load in order: "
+        "the base first, then the overlays)"]
+
+
+def test_a_patch_may_not_rename_or_rekind_what_it_patches_and_each_such_patch_is_refused(tmp_path: Path) -> None:
+    problems = refused(tmp_path, LLM_I + "---\nkind: Patch\ntarget: Integration/i\npatch: {name: j}\n"
+                       "---\nkind: Patch\ntarget: Integration/i\npatch: {kind: Prompt, name: k}\n")
+    assert problems == [
+        "0.yaml:8:9: patch.name: a Patch cannot change 'name' (it names what it patches)",
+        "0.yaml:12:9: patch.kind: a Patch cannot change 'kind' (it names what it patches)"]
