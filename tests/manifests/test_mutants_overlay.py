@@ -78,3 +78,18 @@ def test_a_patch_may_not_rename_or_rekind_what_it_patches_and_each_such_patch_is
     assert problems == [
         "0.yaml:8:9: patch.name: a Patch cannot change 'name' (it names what it patches)",
         "0.yaml:12:9: patch.kind: a Patch cannot change 'kind' (it names what it patches)"]
+
+
+def test_a_variables_file_with_a_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("kind: Patch\n: bad\n  x\n")
+    problems = refused(tmp_path, PROMPT.format(description="d"), var_files=(str(tmp_path / "bad.yaml"),))
+    assert problems[0] == "bad.yaml:1:1: --var-file: a variables file is one YAML mapping of NAME: value"
+    assert problems[1].startswith("bad.yaml:2:1: document 1: YAML syntax error")
+
+
+def test_a_whole_document_may_come_from_a_variable(tmp_path: Path) -> None:
+    (tmp_path / "v.yaml").write_text(
+        "whole:\n  kind: Prompt\n  space: research\n  name: p\n  description: from-a-file\n"
+        "  version: {commit_message: c, provider: VENDOR_A, messages: [{role: user, content: hi}]}\n")
+    ms = load(tmp_path, "var: whole\n", var_files=(str(tmp_path / "v.yaml"),))
+    assert description(ms) == "from-a-file"
