@@ -228,21 +228,7 @@ def test_apply_restricts_an_existing_prompt_in_an_account_with_no_restriction_ye
 # ---------------------------------------------------------------- 3. plans never resolve a secret
 
 
-TWO_USES = """
-kind: Ownership
-name: search
-spaces: [search]
-integrations: ["search-*"]
----
-kind: Integration
-name: search-nim
-type: LLM
-config:
-  provider: NIM_F
-  base_url: https://nim.search.example.com/v1
-  is_default_models_enabled: true
-  headers: {X-Team-Key: {env: SEARCH_KEY}}
----
+TWO_USES = SEARCH + """---
 kind: Integration
 name: search-llm
 type: LLM
