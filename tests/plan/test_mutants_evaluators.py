@@ -168,3 +168,26 @@ def test_a_new_version_naming_an_integration_created_by_the_same_plan_waits_for_
     assert version.body["template_config"]["llm_config"]["ai_integration_id"] == "${Integration/LLM/n#create:id}"
     assert [(c.path, c.before, c.after) for c in version.changes][0] == (
         "template_config.llm_config.integration", "a", "n")
+
+
+def test_a_new_evaluator_with_a_description_shows_it_first() -> None:
+    (op,) = make_plan(manifests(evaluator(description="judges tone", commit_message="c")), state(live_a())).operations
+    assert op.body == {"space_id": RESEARCH, "name": "ev", "type": "template", "description": "judges tone",
+                       "version": {"commit_message": "c", "template_config": {
+                           "name": "f", "template": "t", "llm_config": {"ai_integration_id": "A", "model_name": "m"}}}}
+    assert [(c.path, c.after) for c in op.changes][:3] == [
+        ("description", "judges tone"), ("commit_message", "c"), ("template_config.name", "f")]
+
+
+def test_every_evaluator_that_cannot_be_planned_is_named() -> None:
+    unknown = {**TC, "llm_config": {"integration": "nope", "model_name": "m"}}
+    assert plan_error(manifests(evaluator("a", "nowhere", commit_message="c"), evaluator("b", "elsewhere", commit_message="c"),
+                                evaluator("c", template_config=unknown, commit_message="c"),
+                                evaluator("d", template_config=unknown, commit_message="c")), state()) == (
+        "cannot plan:\n"
+        "  Evaluator/nowhere/a: space: no space named (or with the id) 'nowhere' exists\n"
+        "  Evaluator/elsewhere/b: space: no space named (or with the id) 'elsewhere' exists\n"
+        "  Evaluator/research/c: template_config.llm_config.integration: no LLM integration named 'nope' in the "
+        "manifests or live\n"
+        "  Evaluator/research/d: template_config.llm_config.integration: no LLM integration named 'nope' in the "
+        "manifests or live")
