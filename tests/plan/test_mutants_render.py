@@ -1,0 +1,84 @@
+"""How a plan reads (reconciler/plan/render.py) at its edges: the headline of a plan with only
+unmanaged resources, values with non-ASCII text or keys out of order, references inside lists,
+long ignored values cut with an ellipsis, a long text removed, and '|' inside a Markdown table."""
+
+from __future__ import annotations
+
+from reconciler.plan.model import Change, Ignored, Operation, Plan, Unmanaged
+from reconciler.plan.render import render_markdown, render_text
+
+U = [Unmanaged(f"Prompt/research/{n}", "Prompt", n, f"/v2/prompts/P-{n}", "research") for n in ("a", "b")]
+
+
+def update(*changes: Change) -> Plan:
+    op = Operation(id="Prompt/research/p#version", action="update", kind="Prompt", name="p", method="POST",
+                   path="/v2/prompts/P/versions", changes=changes, address="Prompt/research/p", space="research")
+    return Plan(operations=(op,))
+
+
+def test_a_plan_with_only_unmanaged_resources_says_so_in_one_headline() -> None:
+    assert render_text(Plan(operations=(), unmanaged=(U[0],))).splitlines()[0] == (
+        "No changes. The declared resources match live state; 1 unmanaged resource listed below.")
+    assert render_text(Plan(operations=(), unmanaged=tuple(U))).splitlines()[0] == (
+        "No changes. The declared resources match live state; 2 unmanaged resources listed below.")
+    assert render_text(Plan(operations=(), unmanaged=tuple(U)), unmanaged_drift=True).splitlines()[0] == (
+        "Drift: 2 unmanaged resources (listed below); the declared resources match live state.")
+    assert render_markdown(Plan(operations=(), unmanaged=(U[0],))).count(
+        "No changes. The declared resources match live state; 1 unmanaged resource listed below.") == 1
+
+
+def test_values_keep_their_letters_and_sort_their_keys() -> None:
+    text = render_text(update(Change("description", "café", "thé"), Change("invocation_params", {"b": 1, "a": 2},
+                                                                          {"b": 1, "a": 3})))
+    assert '      description: "café" -> "thé"\n' in text
+    assert '      invocation_params: {"a": 2, "b": 1} -> {"a": 3, "b": 1}\n' in text
+
+
+def test_a_reference_shows_unquoted_and_inside_lists() -> None:
+    text = render_text(update(Change("version.id", None, "${Prompt/research/p#create:id}"),
+                              Change("version.labels", None, ["${Prompt/research/p#create:version.id}", "x"])))
+    assert "      version.id = (known after apply)\n" in text
+    assert '      version.labels = ["(known after apply)", "x"]\n' in text
+
+
+def test_a_value_short_without_escapes_stays_on_one_line() -> None:
+    value = {"k": "é" * 40}  # 49 characters as written, 249 with \\u escapes
+    assert '      config.x = {"k": "' + "é" * 40 + '"}\n' in render_text(update(Change("config.x", None, value)))
+
+
+def test_a_long_value_with_letters_is_diffed_as_written() -> None:
+    value = {"k": "é" * 200}
+    text = render_text(update(Change("config.x", None, value), Change("config.y", "a" * 100, None)))
+    assert "      config.x: (added, see below)\n" in text and '        +  "k": "' + "é" * 200 + '"' in text
+    assert "      config.y: (removed, see below)\n" in text
+
+
+def test_a_diffed_change_keeps_its_source() -> None:
+    text = render_text(update(Change("description", None, "x" * 100, "p.yaml:3")))
+    assert "      description: (added, see below)   # p.yaml:3\n" in text
+
+
+def test_a_long_ignored_value_is_cut_with_an_ellipsis() -> None:
+    plan = Plan(operations=(), ignored=(Ignored("Prompt/research/p", "description", "x" * 200, "y", "p.yaml:4"),))
+    line = next(li for li in render_text(plan, verbose=True).splitlines() if li.startswith("  ~ "))
+    assert line == '  ~ Prompt/research/p: description: "' + "x" * 158 + '… (live) vs "y" (declared)  [p.yaml:4]'
+    plan = Plan(operations=(), ignored=(Ignored("Prompt/research/p", "description", "x" * 158, "y"),))
+    line = next(li for li in render_text(plan, verbose=True).splitlines() if li.startswith("  ~ "))
+    assert line == '  ~ Prompt/research/p: description: "' + "x" * 158 + '" (live) vs "y" (declared)'
+
+
+def test_a_bar_in_a_markdown_cell_is_escaped() -> None:
+    md = render_markdown(update(Change("description", "a|b", "c")))
+    assert '| `POST /v2/prompts/P/versions` | `description` | `"a\\|b"` | `"c"` |  |' in md
+
+
+def test_a_plan_with_only_a_warning_leads_with_no_changes() -> None:
+    text = render_text(Plan(operations=(), warnings=("something to know",)))
+    assert text.splitlines()[:2] == ["No changes. Live state matches the manifests.", "Warning: something to know"]
+
+
+def test_ignored_differences_are_counted_in_words() -> None:
+    one = Ignored("Prompt/research/p", "description", "a", "b")
+    assert "Ignored: 1 difference left as live (ignore_changes):" in render_text(Plan((), ignored=(one,)), verbose=True)
+    assert "Ignored: 2 differences left as live (ignore_changes):" in render_text(Plan((), ignored=(one, one)),
+                                                                                  verbose=True)
