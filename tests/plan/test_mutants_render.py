@@ -5,7 +5,7 @@ long ignored values cut with an ellipsis, a long text removed, and '|' inside a 
 from __future__ import annotations
 
 from reconciler.plan.model import Change, Ignored, Operation, Plan, Unmanaged
-from reconciler.plan.render import render_markdown, render_text
+from reconciler.plan.render import render, render_markdown, render_text
 
 U = [Unmanaged(f"Prompt/research/{n}", "Prompt", n, f"/v2/prompts/P-{n}", "research") for n in ("a", "b")]
 
@@ -82,3 +82,85 @@ def test_ignored_differences_are_counted_in_words() -> None:
     assert "Ignored: 1 difference left as live (ignore_changes):" in render_text(Plan((), ignored=(one,)), verbose=True)
     assert "Ignored: 2 differences left as live (ignore_changes):" in render_text(Plan((), ignored=(one, one)),
                                                                                   verbose=True)
+
+
+def test_a_plan_in_sync_is_one_line_that_counts_the_secrets_it_could_not_compare() -> None:
+    assert render(Plan(()), "text") == "No changes. Live state matches the manifests.\n"
+    assert render_text(Plan((), unverified_secrets=("Integration/a: config.api_key",))) == (
+        "No changes. Live state matches the manifests (1 write-only secret cannot be compared: --rotate KIND/NAME or "
+        "--since REF sends them; -v lists them).\n")
+    assert "(2 write-only secrets cannot be compared" in render_text(Plan((), unverified_secrets=("a", "b")))
+
+
+def test_unmanaged_without_ownership_and_secrets_in_the_plural() -> None:
+    plan = Plan(operations=update(Change("description", "a", "b")).operations, unmanaged=(U[0],),
+                unverified_secrets=("a", "b"))
+    text = render_text(plan)
+    assert "Unmanaged: 1 not declared, inside the spaces and kinds the manifests name (--prune deletes them):" in text
+    assert ("Note: 2 write-only secrets exist live and cannot be compared; send them with --rotate KIND/NAME "
+            "(or --rotate-secrets), or with --since REF when their declaration changed.") in text
+
+
+def test_drift_of_unmanaged_resources_reads_so_in_markdown() -> None:
+    assert "\nDrift: 2 unmanaged resources (listed below); the declared resources match live state.\n" in render(
+        Plan((), unmanaged=tuple(U)), "markdown", unmanaged_drift=True)
+    assert "Drift:" not in render(Plan((), unmanaged=tuple(U)), "markdown")
+
+
+def test_a_markdown_plan_whole() -> None:
+    op = Operation(id="Prompt/research/p#version", action="update", kind="Prompt", name="p", method="POST",
+                   path="/v2/prompts/P/versions", changes=(Change("description", "a" * 90, "b" * 90),
+                                                            Change("", "p", None)),
+                   address="Prompt/research/p", space="research", note="new version")
+    plan = Plan(operations=(op,), unmanaged=tuple(U), owner="team",
+                ignored=(Ignored("Prompt/research/q", "description", "x", "y", "q.yaml:2"),),
+                unverified_secrets=("Integration/a: config.api_key",))
+    assert render(plan, "markdown") == (
+        '### reconciler plan\n'
+        '\n'
+        '| create | update | delete | replace | unmanaged |\n'
+        '|---:|---:|---:|---:|---:|\n'
+        '| 0 | 1 | 0 | 0 | 2 |\n'
+        '\n'
+        '<details><summary><code>~ Prompt/research/p</code> (update, 1 call)</summary>\n'
+        '\n'
+        '| call | field | before | after | source |\n'
+        '|---|---|---|---|---|\n'
+        '| `POST /v2/prompts/P/versions` (new version) | `description` | (text, see the diff below) | (text, see the diff below) |  |\n'
+        '| `POST /v2/prompts/P/versions` (new version) | `(resource)` | `"p"` | `null` |  |\n'
+        '\n'
+        '`description`:\n'
+        '\n'
+        '```diff\n'
+        '@@ -1 +1 @@\n'
+        '-A90\n'
+        '+B90\n'
+        '```\n'
+        '\n'
+        '</details>\n'
+        '\n'
+        '<details><summary>Unmanaged: 2 not declared, inside the ownership of team (--prune deletes them):</summary>\n'
+        '\n'
+        '- `Prompt/research/a` (`/v2/prompts/P-a`)\n'
+        '- `Prompt/research/b` (`/v2/prompts/P-b`)\n'
+        '\n'
+        '</details>\n'
+        '\n'
+        '<details><summary>Ignored: 1 difference left as live (ignore_changes):</summary>\n'
+        '\n'
+        '- ~ Prompt/research/q: description: "x" (live) vs "y" (declared)  [q.yaml:2]\n'
+        '\n'
+        '</details>\n'
+        '\n'
+        '\n'
+        'Note: 1 write-only secret exists live and cannot be compared; send it with --rotate KIND/NAME (or --rotate-secrets), or with --since REF when their declaration changed.\n'
+        '\n'
+        '**Plan: 0 to create, 1 to update, 0 to delete; 2 unmanaged, 1 ignored.**\n'
+    ).replace("A90", "a" * 90).replace("B90", "b" * 90)
+
+
+def test_markdown_warnings_are_quoted_and_a_fence_outlasts_the_backticks_of_a_diff() -> None:
+    md = render_markdown(Plan(update(Change("description", "```\n" + "x" * 90, "y")).operations,
+                              warnings=("mind the gap",)))
+    assert "\n````diff\n" in md and "\n````\n" in md
+    assert "\n> **Warning:** mind the gap\n" in md
