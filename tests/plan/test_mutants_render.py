@@ -164,3 +164,23 @@ def test_markdown_warnings_are_quoted_and_a_fence_outlasts_the_backticks_of_a_di
                               warnings=("mind the gap",)))
     assert "\n````diff\n" in md and "\n````\n" in md
     assert "\n> **Warning:** mind the gap\n" in md
+
+
+def test_a_coloured_text_plan_paints_each_action() -> None:
+    def op(action: str, name: str) -> Operation:
+        return Operation(id=f"Prompt/research/{name}#x", action=action, kind="Prompt", name=name, method="POST",
+                         path="/v2/prompts", address=f"Prompt/research/{name}", space="research")
+    plan = Plan(operations=(op("create", "a"), op("update", "b"), op("delete", "c"), op("replace", "d")))
+    text = render(plan, "text", colour=True)
+    assert [line for line in text.splitlines() if line.startswith("\x1b")] == [
+        "\x1b[32m+ Prompt/research/a\x1b[0m", "\x1b[33m~ Prompt/research/b\x1b[0m",
+        "\x1b[31m- Prompt/research/c\x1b[0m", "\x1b[35m-/+ Prompt/research/d\x1b[0m"]
+    assert "\x1b" not in render(plan, "text")
+
+
+def test_the_text_view_passes_verbose_and_drift_on() -> None:
+    plan = Plan((), unmanaged=(U[0],), unverified_secrets=("Integration/a: config.api_key",))
+    text = render(plan, "text", verbose=True, unmanaged_drift=True)
+    assert text.splitlines()[0] == "Drift: 1 unmanaged resource (listed below); the declared resources match live state."
+    assert "\n  Integration/a: config.api_key\n" in text
+    assert "\n  Integration/a: config.api_key\n" not in render(plan, "text")
