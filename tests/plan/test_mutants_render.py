@@ -184,3 +184,48 @@ def test_the_text_view_passes_verbose_and_drift_on() -> None:
     assert text.splitlines()[0] == "Drift: 1 unmanaged resource (listed below); the declared resources match live state."
     assert "\n  Integration/a: config.api_key\n" in text
     assert "\n  Integration/a: config.api_key\n" not in render(plan, "text")
+
+
+def test_a_text_plan_with_unmanaged_and_ignored_is_laid_out_in_blocks() -> None:
+    plan = Plan(update(Change("description", "a", "b")).operations, unmanaged=(U[0],),
+                ignored=(Ignored("Prompt/research/q", "description", "x", "y"),))
+    assert render_text(plan, verbose=True) == (
+        "~ Prompt/research/p\n"
+        "    POST /v2/prompts/P/versions\n"
+        '      description: "a" -> "b"\n'
+        "\n"
+        "Unmanaged: 1 not declared, inside the spaces and kinds the manifests name (--prune deletes them):\n"
+        "  ? Prompt/research/a  (/v2/prompts/P-a)\n"
+        "\n"
+        "Ignored: 1 difference left as live (ignore_changes):\n"
+        '  ~ Prompt/research/q: description: "x" (live) vs "y" (declared)\n'
+        "\n"
+        "Plan: 0 to create, 1 to update, 0 to delete; 1 unmanaged, 1 ignored.\n")
+    assert "Ignored:" not in render_text(update(Change("description", "a", "b")), verbose=True)
+
+
+def test_a_replacement_counts_as_a_create_and_a_delete_and_says_it_needs_consent() -> None:
+    def op(action: str, name: str) -> Operation:
+        return Operation(id=f"Prompt/research/{name}#x", action=action, kind="Prompt", name=name, method="POST",
+                         path="/v2/prompts", address=f"Prompt/research/{name}", space="research")
+    plan = Plan(operations=(op("create", "a"), op("replace", "b"), op("delete", "c")))
+    assert render_text(plan).splitlines()[-2:] == [
+        "1 to replace (delete, then create; needs --allow-replace).", "Plan: 2 to create, 0 to update, 2 to delete."]
+
+
+def test_short_texts_on_several_lines_are_diffed_and_eighty_characters_fit_one_line() -> None:
+    text = render_text(update(Change("description", "a\nb", "a\nc"), Change("template", None, "x\ny"),
+                              Change("name", "n" * 80, "m" * 80)))
+    assert "      description: (changed, see below)\n" in text
+    assert "      template: (added, see below)\n        @@ -0,0 +1,2 @@\n        +x\n        +y\n" in text
+    assert '      name: "' + "n" * 80 + '" -> "' + "m" * 80 + '"\n' in text
+
+
+def test_a_value_of_exactly_one_line_length_stays_on_one_line() -> None:
+    value = {"k": "v" * 151}  # {"k": "vvv…"} is 160 characters
+    assert '      config.x = {"k": "' + "v" * 151 + '"}\n' in render_text(update(Change("config.x", None, value)))
+
+
+def test_a_removed_text_on_several_lines_is_diffed_as_removed_lines_only() -> None:
+    text = render_text(update(Change("template", "x\ny", None)))
+    assert "      template: (removed, see below)\n        @@ -1,2 +0,0 @@\n        -x\n        -y\n\n" in text
