@@ -16,7 +16,7 @@ from reconciler.client.http import ApiClient, open_client
 from reconciler.client.live import read_integration_users, read_live
 from reconciler.client.settings import DEFAULT_PARALLELISM, read_api_key, resolve_endpoint
 from reconciler.errors import ApplyError, ConfigError, PlanError, SecretError
-from reconciler.kinds import EVALUATOR, INTEGRATION
+from reconciler.kinds import EVALUATOR, INTEGRATION, SECRET_KINDS
 from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.context import parse_secret_spec
 from reconciler.plan.model import REF_RE, Operation, Plan, PlanOptions
@@ -86,7 +86,7 @@ def prepare_options(manifests: ManifestSet, options: PlanOptions) -> PlanOptions
             hint = difflib.get_close_matches(target, sorted(declared), n=1)
             raise ConfigError(f"--rotate {target}: no such resource in the manifests"
                               + (f"; did you mean {hint[0]}?" if hint else ""))
-        if r.kind != INTEGRATION.name:
+        if r.kind not in SECRET_KINDS:
             raise ConfigError(f"--rotate {target}: a {r.kind} has no write-only secrets (only integrations do)")
     rotate = tuple(sorted({declared[t].address for t in options.rotate}))
     resend = changed_since(options.since, manifests.paths, manifests, options.variables,
@@ -170,13 +170,12 @@ def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
     """No plan deletes or replaces an integration that a live evaluator uses (declared or not, in
     any space), unless the same plan first moves that evaluator to another integration: the
     delete then waits for the move. Reads the account's evaluators only when such a delete exists."""
-    deletes = {op.path.rsplit("/", 1)[-1]: op for op in plan
-               if op.kind == INTEGRATION.name and op.method == "DELETE"}
+    deletes = {op.path.rsplit("/", 1)[-1]: op for op in INTEGRATION.among(plan) if op.method == "DELETE"}
     if not deletes:
         return plan
     moves: dict[str, Operation] = {}
-    for op in plan:
-        if op.kind == EVALUATOR.name and op.method == "POST" and op.path.endswith("/versions"):
+    for op in EVALUATOR.among(plan):
+        if op.method == "POST" and op.path.endswith("/versions"):
             moves[op.path.split("/")[3]] = op
     refusals: dict[str, list[str]] = {}
     waits: dict[str, list[str]] = {}

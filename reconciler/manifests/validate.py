@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import MISSING, ValidationError
 
-from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, OWNERSHIP, RESTRICTION
+from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, OWNERSHIP, RESTRICTION
 from reconciler.manifests.examples import dataset_examples
 from reconciler.manifests.fields import a_kind_of
 from reconciler.manifests.messages import Ctx, report
@@ -111,7 +111,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str,
     # the spec the planner reads: only what was written (MISSING fields are not dumped), secrets as
     # SecretRef; after a problem, the document as written (only cross-document checks look at it)
     spec = spec_of(model) if model is not None else dict(value)
-    for k in (*_HEAD, *(_LIFECYCLE if kind != OWNERSHIP else ())):  # an Ownership's protect is its globs
+    for k in (*_HEAD, *(_LIFECYCLE if kind in KIND_SPECS else ())):  # an Ownership's protect is its globs
         spec.pop(k, None)
     if kind == DATASET.name:
         dataset_examples(spec, (), ctx)
@@ -131,7 +131,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str,
         protect=protect is True,
         doc=model,
         ignore_changes=tuple(p for p in ignored if isinstance(p, str)) if isinstance(ignored, list)
-        and kind != OWNERSHIP else (),
+        and kind in KIND_SPECS else (),
     )
 
 
@@ -152,9 +152,7 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
                                     f"identity ({', '.join(r.identity[1:])}) is declared twice: "
                                     f"here and at {there.file}:{there.line}:{there.column}"))
     by_name: dict[str, DesiredResource] = {}
-    for r in resources:
-        if r.kind != INTEGRATION.name:
-            continue
+    for r in INTEGRATION.among(resources):
         other = by_name.setdefault(r.name, r)
         if other is not r and other.spec.get("type") != r.spec.get("type"):
             here, there = _where(r), _where(other)
@@ -163,7 +161,7 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
                                     f"{there.file}:{there.line}:{there.column}; the API allows one name per type, "
                                     "but plans address integrations by name: rename one"))
     problems.extend(_alias_problems(resources))
-    integrations = {(r.spec.get("type"), r.name) for r in resources if r.kind == INTEGRATION.name}
+    integrations = {(r.spec.get("type"), r.name) for r in INTEGRATION.among(resources)}
     for r in resources:
         name = _integration_ref(r)
         if name is not None and ("LLM", name) not in integrations and ("AGENT", name) in integrations:

@@ -117,8 +117,8 @@ def _warn_invisible(r: DesiredResource, ctx: Planning, space_id: str) -> None:
     if name is MISSING:
         return
     scopings: Any = None
-    for op in ctx.inputs.ops:
-        if op.kind == INTEGRATION.name and op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
+    for op in INTEGRATION.among(ctx.inputs.ops):
+        if op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
                 and op.body.get("type", "LLM") == "LLM" and op.method in ("POST", "PATCH"):
             scopings = op.body["scopings"]
     live = ctx.live.integrations.get(("LLM", name))

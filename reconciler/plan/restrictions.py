@@ -107,8 +107,8 @@ def plan_restrictions(desired: list[DesiredResource], inputs: PlanInput) -> Kind
 def _unrestricted_prompts(ctx: Planning) -> dict[str, DesiredResource]:
     """Live prompt id -> the Prompt manifest that says ``restricted: false`` for it."""
     out: dict[str, DesiredResource] = {}
-    for p in ctx.inputs.desired:
-        if p.kind != PROMPT.name or prompt_doc(p).restricted is not False or not p.space:
+    for p in PROMPT.among(ctx.inputs.desired):
+        if prompt_doc(p).restricted is not False or not p.space:
             continue
         space_id = ctx.live.space_id(str(p.space))
         live = ctx.live.prompts.get((space_id, p.name)) if space_id else None

@@ -55,7 +55,7 @@ def select(manifests: ManifestSet, targets: tuple[str, ...], excludes: tuple[str
     if not excludes:
         return resources
     kept = [r for r in resources if not _named(r, excludes)]
-    left_out = {r.name: r for r in resources if r.kind == INTEGRATION.name and _named(r, excludes)
+    left_out = {r.name: r for r in INTEGRATION.among(resources) if _named(r, excludes)
                 and integration_doc(r).type == "LLM"}
     problems = []
     for r in kept:
