@@ -34,7 +34,9 @@ class KindSpec:
     (lower first; deletes run after every create and update). owner_globs: the Ownership field
     whose globs say which live objects of an account-wide kind a tree owns. secrets: its documents
     hold write-only secrets (``--rotate``, ``--since`` and the secret checks look at them; export
-    writes them with a secrets file).
+    writes them with a secrets file). refers: the dotted spec path whose value names an LLM
+    integration (an evaluator's ``template_config.llm_config.integration``): ``--target`` and
+    ``--exclude`` follow it, and a name it gives must be an LLM integration.
     """
 
     name: str
@@ -46,6 +48,7 @@ class KindSpec:
     delete_rank: int
     owner_globs: str | None = None
     secrets: bool = False
+    refers: str | None = None
 
     @property
     def list_key(self) -> str:
@@ -66,7 +69,8 @@ PROMPT = KindSpec("Prompt", spaced=True, identity=("space", "name"), table="prom
 DATASET = KindSpec("Dataset", spaced=True, identity=("space", "name"), table="datasets", collection="/v2/datasets",
                    renamable=True, delete_rank=4)
 EVALUATOR = KindSpec("Evaluator", spaced=True, identity=("space", "name"), table="evaluators",
-                     collection="/v2/evaluators", renamable=True, delete_rank=2)
+                     collection="/v2/evaluators", renamable=True, delete_rank=2,
+                     refers="template_config.llm_config.integration")
 RESTRICTION = KindSpec("ResourceRestriction", spaced=False, identity=("resource_type", "resource_id"),
                        table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1,
                        owner_globs="resource_restrictions")

@@ -18,7 +18,7 @@ from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, Ownersh
 
 _HEAD = ("kind", "name", "space")
 _LIFECYCLE = ("aliases", "protect", "ignore_changes")  # kept as DesiredResource fields, never sent
-_INTEGRATION_REF = "template_config.llm_config.integration"
+_INTEGRATION_REF = str(EVALUATOR.refers)
 
 
 class _Sources(Mapping[str, Source]):
@@ -163,7 +163,7 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
     problems.extend(_alias_problems(resources))
     integrations = {(r.spec.get("type"), r.name) for r in INTEGRATION.among(resources)}
     for r in resources:
-        name = _integration_ref(r)
+        name = r.integration_ref
         if name is not None and ("LLM", name) not in integrations and ("AGENT", name) in integrations:
             at = _where(r, _INTEGRATION_REF)
             problems.append(Problem(at.file, at.line, at.column, _INTEGRATION_REF,
@@ -255,17 +255,8 @@ def _outside(owner: Ownership, r: DesiredResource) -> str | None:
     return None
 
 
-def _integration_ref(r: DesiredResource) -> str | None:
-    if r.kind != EVALUATOR.name:
-        return None
-    tc = r.spec.get("template_config")
-    llm = tc.get("llm_config") if isinstance(tc, dict) else None
-    name = llm.get("integration") if isinstance(llm, dict) else None
-    return name if isinstance(name, str) else None
-
-
 def live_lookups(ms: ManifestSet) -> list[tuple[DesiredResource, str]]:
     """Evaluators whose ``llm_config.integration`` names an LLM integration that the manifests do not
     declare: the planner looks the name up in live state (an unknown name fails at plan time)."""
     declared = {r.name for r in ms.of_kind("Integration") if r.spec.get("type") == "LLM"}
-    return [(r, name) for r in ms.resources if (name := _integration_ref(r)) is not None and name not in declared]
+    return [(r, name) for r in ms.resources if (name := r.integration_ref) is not None and name not in declared]

@@ -36,7 +36,7 @@ def resolve_template(r: DesiredResource, ctx: Planning) -> tuple[dict[str, Any],
     depends: tuple[str, ...] = ()
     if "integration" in llm:
         name = str(llm.pop("integration"))
-        created = ctx.inputs.creates.get(("Integration", "LLM", name))
+        created = ctx.inputs.creates.get((INTEGRATION.name, "LLM", name))
         live = ctx.live.integrations.get(("LLM", name))
         if created is not None:
             llm["ai_integration_id"] = ref(created, "id")
