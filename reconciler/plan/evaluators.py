@@ -71,11 +71,10 @@ def plan_evaluators(desired: list[DesiredResource], inputs: PlanInput) -> KindPl
             if doc.description not in (None, MISSING):
                 body["description"] = doc.description
             body["version"] = {"commit_message": _commit_message(r, "create"), "template_config": tc}
-            op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
-                        changes=by_name(ctx, creation_changes(r, {k: v for k, v in {"description": body.get("description"),
-                                                                                **body["version"]}.items()
-                                                             if v is not None}), r))
-            ctx.creates[r.identity] = op.id
+            ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
+                   changes=by_name(ctx, creation_changes(r, {k: v for k, v in {"description": body.get("description"),
+                                                                           **body["version"]}.items()
+                                                        if v is not None}), r))
             continue
         _update(r, ctx, live, tc, depends)
     return ctx

@@ -93,10 +93,9 @@ def plan_restrictions(desired: list[DesiredResource], inputs: PlanInput) -> Kind
         live_type = by_id.get(rid)
         ctx.pin(r, ["ResourceRestriction", live_type or rtype, rid])
         if live_type is None:
-            op = ctx.op(r, "create", "POST", "/v2/resource-restrictions", action="create",
-                        body={"resource_id": rid}, changes=[change(r, "resource_type", None, rtype),
-                                                           change(r, "resource_id", None, rid)])
-            ctx.creates[r.identity] = op.id
+            ctx.op(r, "create", "POST", "/v2/resource-restrictions", action="create",
+                   body={"resource_id": rid}, changes=[change(r, "resource_type", None, rtype),
+                                                      change(r, "resource_id", None, rid)])
         elif live_type != rtype:
             src = r.source("resource_type")
             ctx.warnings.append(f"{r.address}: resource_type is {rtype}, but the service reports {rid} as a "
