@@ -154,3 +154,9 @@ def test_a_dataset_found_under_its_alias_shows_the_rename() -> None:
             "    PATCH /v2/datasets/RGF0OjE  (rename)\n"
             '      name: "d" -> "new"\n') in render_text(plan)
     assert [op.id for op in plan.operations] == ["Dataset/research/new#rename"]
+
+
+def test_a_dataset_that_declares_no_examples_leaves_the_live_ones_alone() -> None:
+    d = res("Dataset", "d", "research", experiment_retention={"keep_last": 1})
+    plan = make_plan(manifests(d), live_dataset([{"id": "X1", "k": 1}], []), now=NOW)
+    assert plan.empty
