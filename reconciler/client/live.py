@@ -359,13 +359,6 @@ def _read_evaluator(client: ApiClient, evaluator: LiveEvaluator) -> Callable[[],
 
 # ---------------------------------------------------------------- normalisation
 
-#: Fields the service sets; never compared. (``essence`` keeps only managed fields anyway: this
-#: list documents what is deliberately left out.)
-SERVER_SET_FIELDS = frozenset({
-    "id", "created_at", "updated_at", "created_by_user_id", "commit_hash", "prompt_id", "evaluator_id",
-    "space_id", "dataset_id", "dataset_version_id", "versions", "version", "labels",
-})
-
 _PROMPT_VERSION_FIELDS = ("provider", "model", "messages", "input_variable_format", "invocation_params",
                           "provider_params")
 _TEMPLATE_CONFIG_FIELDS = ("name", "template", "include_explanations", "use_function_calling_if_available",
