@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from reconciler import __version__, teardown
-from reconciler.cli_common import events as _events
+from reconciler.cli_common import connect, observer
 from reconciler.cli_common import load as _load
 from reconciler.cli_common import read_progress as _read_progress
 from reconciler.cli_common import say as _say
@@ -71,12 +71,10 @@ def main() -> None:
 
 
 def _report_read(verbose: bool, live: Any) -> None:
-    from reconciler.telemetry import current
-
     if verbose:
         line = f"Live read: {live.requests} requests ({live.retries} retries)."
-        if (observer := current()) is not None:
-            observer.event("live_read", text=line, requests=live.requests, retries=live.retries)
+        if (telemetry := observer()) is not None:
+            telemetry.event("live_read", text=line, requests=live.requests, retries=live.retries)
         else:
             click.echo(line, err=True)
 
@@ -123,7 +121,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
          quiet: bool, rehearse: bool, options: Any, conn: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
-    from reconciler.workflow import connect, plan_against, prepare_options
+    from reconciler.workflow import plan_against, prepare_options
 
     manifests = _load(paths, options.variables, options.var_files, options.policies)
     options = prepare_options(manifests, options)
@@ -133,7 +131,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
         from reconciler.files import refuse_symlink
 
         refuse_symlink(Path(out_file), "--out")  # before any request
-    with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+    with connect(conn, quiet=quiet, verbose=verbose) as client, \
             _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)  # no secret is resolved: the plan shows and saves references only
@@ -170,11 +168,11 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, verbose: bool, quiet: b
     """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET.
     Unmanaged resources are listed; with --prune they count as drift."""
     from reconciler.plan.render import render
-    from reconciler.workflow import connect, plan_against, prepare_options
+    from reconciler.workflow import plan_against, prepare_options
 
     manifests = _load(paths, options.variables, options.var_files, options.policies)  # secrets: never read
     options = prepare_options(manifests, options)
-    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+    with connect(conn, quiet=quiet, verbose=verbose, read_only=True) as client, \
             _read_progress(client, quiet):
         live, result = plan_against(manifests, client, options)
     _report_read(verbose, live)
@@ -200,7 +198,6 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
     from reconciler.workflow import (
         check_plan_secrets,
         check_replacements,
-        connect,
         declared_secrets,
         is_plan_file,
         judge,
@@ -230,13 +227,13 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
                           tuple(_from_workdir(planned, f) for f in planned.options.var_files),
                           policies) if manifest_paths else None
         planned = declared_secrets(planned, manifests, paths[0])
-    with connect(conn, on_event=_events(quiet and not verbose), trace=verbose) as client:
+    with connect(conn, quiet=quiet, verbose=verbose) as client:
         if from_file:
             stale, live = stale_objects(planned, client)
             if stale:
                 raise PlanError(f"the plan file {paths[0]} is stale: live state changed since it was made for "
                                 + ", ".join(stale) + ". Make a new plan.")
-            planned = judge(planned, manifests)  # the rules re-evaluated (else the ones it recorded)
+            planned = judge(planned, manifests, observer())  # the rules re-evaluated (else the ones it recorded)
             if manifests is not None:
                 check_approvals_known(approvals, manifests.policies)
         else:
@@ -378,10 +375,9 @@ def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, fo
     of --space, or the resources named (KIND/NAME, or KIND/SPACE/NAME for a prompt, dataset or
     evaluator)."""
     from reconciler.export import check_out_dir, export_manifests
-    from reconciler.workflow import connect
 
     check_out_dir(Path(out_dir), force)  # before any request
-    with connect(conn, read_only=True, on_event=_events(quiet and not verbose), trace=verbose) as client, \
+    with connect(conn, quiet=quiet, verbose=verbose, read_only=True) as client, \
             _read_progress(client, quiet):
         written = export_manifests(client, list(spaces), Path(out_dir), list(addresses))
     if not quiet:

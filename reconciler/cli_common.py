@@ -1,14 +1,21 @@
 """What the command modules (``cli``, ``cli_pull``, ``cli_watch``) share besides their flags
-(``cli_flags``): loading the manifests, one-off lines on stderr, the client's events, the read's
-progress. It imports no command module, so none of them imports another."""
+(``cli_flags``): loading the manifests, one-off lines on stderr, the command's client and its
+events, the read's progress. It imports no command module, so none of them imports another."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from reconciler.telemetry import Telemetry
+
+#: Where the running command's ``Telemetry`` is kept on its click context (``cli_observe`` puts it
+#: there; the command passes it to ``workflow.connect``): passed in, never a process-global.
+TELEMETRY = "reconciler.telemetry"
 
 
 def load(paths: tuple[str, ...] | list[str], variables: tuple[str, ...] = (),
@@ -23,26 +30,31 @@ def load(paths: tuple[str, ...] | list[str], variables: tuple[str, ...] = (),
     return manifests
 
 
+def observer() -> Telemetry | None:
+    """The running command's telemetry: None outside a command, or for one without (``watch``)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get(TELEMETRY)
+
+
 def say(line: str, event: str, **fields: Any) -> None:
     """A one-off line for stderr: as is, or an event under --log-format json (never both)."""
-    from reconciler.telemetry import current
-
-    if (observer := current()) is not None and observer.log_format == "json":
-        observer.event(event, **fields)
+    if (telemetry := observer()) is not None and telemetry.log_format == "json":
+        telemetry.event(event, **fields)
     else:
         click.echo(line, err=True)
 
 
-def events(quiet: bool) -> Callable[[str], None] | None:
-    """Retries and waits go to stderr as they happen (every request too with -v); not with -q. Under
-    --log-format json (a telemetry observer), as its events."""
-    from reconciler.telemetry import current
+def connect(conn: Any, *, quiet: bool, verbose: bool, read_only: bool = False) -> Any:
+    """The command's client (``workflow.connect``), observed by the command's telemetry. Retries and
+    waits go to stderr as they happen (every request too with -v); not with -q (unless -v). Under
+    --log-format json, as the telemetry's events."""
+    from reconciler.workflow import connect
 
-    if quiet:
-        return None
-    if (observer := current()) is not None:  # as text lines, or JSON events (--log-format json)
-        return observer.client_events()
-    return lambda line: click.echo(line, err=True)
+    telemetry = observer()
+    on_event: Callable[[str], None] | None = None
+    if verbose or not quiet:  # as text lines, or JSON events (--log-format json)
+        on_event = telemetry.client_events() if telemetry is not None else lambda line: click.echo(line, err=True)
+    return connect(conn, read_only=read_only, on_event=on_event, trace=verbose, telemetry=telemetry)
 
 
 def read_progress(client: Any, quiet: bool) -> Any:

@@ -1,7 +1,8 @@
 """``--log-format`` on every command and ``--metrics-file`` on plan, apply and drift.
 
 ``install(main)`` adds the options to each command of the group and wraps its callback: the run gets
-a ``Telemetry`` (``reconciler.telemetry.current()``, which the workflow steps report to), ends with a
+a ``Telemetry`` (kept on its click context, ``cli_common.observer()``; the command passes it to
+``workflow.connect``, and the workflow steps report to the client's), ends with a
 ``command`` event (outcome, exit code, duration), and writes its metrics file, whatever the ending.
 Kept apart from ``cli.py`` so the commands themselves stay as they are.
 """
@@ -18,9 +19,10 @@ from typing import Any
 
 import click
 
+from reconciler.cli_common import TELEMETRY
 from reconciler.cli_flags import collect, collected
 from reconciler.errors import ManifestError, ReconcilerError
-from reconciler.telemetry import LOG_FORMATS, Telemetry, set_current
+from reconciler.telemetry import LOG_FORMATS, Telemetry
 
 #: Commands that can write their metrics for node_exporter's textfile collector.
 METRICS_FILE_COMMANDS = ("plan", "apply", "drift")
@@ -84,7 +86,8 @@ def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
             raise ReconcilerError(f"--metrics-file {metrics_file}: the directory {Path(metrics_file).parent} "
                                   "does not exist")
         telemetry = Telemetry(log_format=log_format, metrics=bool(metrics_file))  # figures only when written
-        previous = set_current(telemetry)
+        meta = click.get_current_context().meta
+        previous, meta[TELEMETRY] = meta.get(TELEMETRY), telemetry
         started = time.monotonic()
         code: int = 0
         error: str | None = None
@@ -105,7 +108,7 @@ def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
             code = 1
             raise
         finally:
-            set_current(previous)
+            meta[TELEMETRY] = previous
             duration = time.monotonic() - started
             success = code in (0, 2)  # 2: changes (plan --detailed-exitcode) or drift: the run worked
             outcome = "ok" if success else "manifest_error" if bad_manifests else "error"

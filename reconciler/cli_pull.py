@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli_common import events, load, read_progress
+from reconciler.cli_common import connect, load, read_progress
 from reconciler.cli_flags import connection_flags, plan_flags
 from reconciler.kinds import RESTRICTION
 
@@ -37,7 +37,6 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
     from reconciler.plan.planner import make_plan
     from reconciler.pull.engine import Puller
     from reconciler.pull.since import resources_at
-    from reconciler.workflow import connect
 
     variables, var_files = options.variables, options.var_files
     manifests = load(paths, variables, var_files)
@@ -47,7 +46,7 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
     var_real = {os.path.realpath(v) for v in var_files}
     files = [f for f in manifest_files(paths, []) if f != "-" and os.path.realpath(f) not in var_real]
     exported: list[str] = []
-    with connect(conn, read_only=True, on_event=events(quiet and not verbose), trace=verbose) as client, \
+    with connect(conn, quiet=quiet, verbose=verbose, read_only=True) as client, \
             read_progress(client, quiet):
         live = read_live(client, manifests.read_scope(), manifests)
         if unmanaged_to:

@@ -208,7 +208,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
                                   "integrations": sorted({glob.escape(str(d["name"])) for d in integrations})}])
     else:  # restrictions (projects, dashboards) are account-wide: a space's export leaves them to their owner
         for kind in ACCOUNT_WIDE:  # integrations above: the secrets, the notes, the evaluators' use
-            if kind != INTEGRATION.name:
+            if not KIND_SPECS[kind].secrets:
                 write(f"{KIND_SPECS[kind].table}.yaml", EXPORTS[kind](live))
     space_dirs = Unique({"integrations.yaml", "restrictions.yaml", "ownership.yaml", "secrets.env.example"})
     for space in chosen:

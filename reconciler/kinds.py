@@ -9,8 +9,17 @@ registered kind misses one of them. Pure data: no import from the rest of the pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+
+class _Kinded(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+
+_K = TypeVar("_K", bound=_Kinded)
 
 
 @dataclass(frozen=True)
@@ -23,7 +32,11 @@ class KindSpec:
     (keyed by ``(space_id, name)`` for a spaced kind). collection: its API collection path.
     renamable: it takes ``aliases`` (the API can rename it). delete_rank: its place among deletes
     (lower first; deletes run after every create and update). owner_globs: the Ownership field
-    whose globs say which live objects of an account-wide kind a tree owns.
+    whose globs say which live objects of an account-wide kind a tree owns. secrets: its documents
+    hold write-only secrets (``--rotate``, ``--since`` and the secret checks look at them; export
+    writes them with a secrets file). refers: the dotted spec path whose value names an LLM
+    integration (an evaluator's ``template_config.llm_config.integration``): ``--target`` and
+    ``--exclude`` follow it, and a name it gives must be an LLM integration.
     """
 
     name: str
@@ -34,22 +47,30 @@ class KindSpec:
     renamable: bool
     delete_rank: int
     owner_globs: str | None = None
+    secrets: bool = False
+    refers: str | None = None
 
     @property
     def list_key(self) -> str:
         """The key of the list in the answer of ``GET collection`` (``/v2/prompts`` -> ``prompts``)."""
         return self.collection.rsplit("/", 1)[1].replace("-", "_")
 
+    def among(self, items: Iterable[_K]) -> list[_K]:
+        """The items of this kind (resources, operations, anything with a ``kind``), in their order."""
+        return [x for x in items if x.kind == self.name]
+
 
 # Registration order is the order of creates and updates: an evaluator after the integration it names.
 INTEGRATION = KindSpec("Integration", spaced=False, identity=("type", "name"), table="integrations",
-                       collection="/v2/integrations", renamable=True, delete_rank=5, owner_globs="integrations")
+                       collection="/v2/integrations", renamable=True, delete_rank=5, owner_globs="integrations",
+                       secrets=True)
 PROMPT = KindSpec("Prompt", spaced=True, identity=("space", "name"), table="prompts", collection="/v2/prompts",
                   renamable=False, delete_rank=3)
 DATASET = KindSpec("Dataset", spaced=True, identity=("space", "name"), table="datasets", collection="/v2/datasets",
                    renamable=True, delete_rank=4)
 EVALUATOR = KindSpec("Evaluator", spaced=True, identity=("space", "name"), table="evaluators",
-                     collection="/v2/evaluators", renamable=True, delete_rank=2)
+                     collection="/v2/evaluators", renamable=True, delete_rank=2,
+                     refers="template_config.llm_config.integration")
 RESTRICTION = KindSpec("ResourceRestriction", spaced=False, identity=("resource_type", "resource_id"),
                        table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1,
                        owner_globs="resource_restrictions")
@@ -60,6 +81,7 @@ KIND_SPECS: Mapping[str, KindSpec] = {k.name: k for k in (INTEGRATION, PROMPT, D
 KINDS = tuple(KIND_SPECS)
 SPACED_KINDS = tuple(k.name for k in KIND_SPECS.values() if k.spaced)
 ACCOUNT_WIDE = tuple(k.name for k in KIND_SPECS.values() if not k.spaced)
+SECRET_KINDS = tuple(k.name for k in KIND_SPECS.values() if k.secrets)
 #: A dataset's experiments (deleted by retention) are operations of a kind of their own, never declared.
 EXPERIMENT = "Experiment"
 #: What ``--prune`` deletes, in order; deletes run in this order, a dataset's experiments first.

@@ -147,6 +147,15 @@ class DesiredResource:
         """The nearest recorded source of a dotted path (falls back to parents, then the document)."""
         return nearest_source(self.sources, path)
 
+    @property
+    def integration_ref(self) -> str | None:
+        """The LLM integration the document names by name (at its kind's ``KindSpec.refers``), if any."""
+        path = KIND_SPECS[self.kind].refers if self.kind in KIND_SPECS else None
+        value: Any = self.spec if path else None
+        for key in path.split(".") if path else ():
+            value = value.get(key) if isinstance(value, Mapping) else None
+        return value if isinstance(value, str) else None
+
 
 def _matches(globs: Iterable[str], value: str) -> bool:
     return any(fnmatchcase(value, g) for g in globs)

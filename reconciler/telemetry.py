@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -46,10 +45,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from reconciler import __version__
 
 if TYPE_CHECKING:  # imported where used: a command that reports no figure never loads prometheus_client
-    import httpx
     from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
     from reconciler.apply.executor import Outcome
+    from reconciler.client.http import ApiClient, Exchange
     from reconciler.model import ManifestSet
     from reconciler.plan.model import Plan
 
@@ -57,7 +56,6 @@ LOG_FORMATS = ("text", "json")
 STATES = ("in_sync", "drifted", "unmanaged")
 #: Cycle durations from a small tree on a near API to thousands of resources behind a rate limit.
 DURATION_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
-_TRACE_RE = re.compile(r"^(?P<method>[A-Z]+) (?P<path>\S+) -> (?P<status>\d{3}) \((?P<ms>\d+) ms\)$")
 
 
 #: The figures of a ``Telemetry``, built together on the first use of any of them.
@@ -177,40 +175,40 @@ class Telemetry:
             stream.flush()
 
     def client_events(self) -> Callable[[str], None]:
-        """The ``on_event`` sink of an ``ApiClient`` for ``-v``: the line as is (text), or an event
-        (json): ``request`` with method, path, status and duration for each traced request,
-        ``client`` with the message for retries, waits and recoveries."""
+        """The ``on_event`` sink of an ``ApiClient``: its messages (retries, waits, recoveries, and
+        with ``-v`` in text mode each request's line) as they are (text), or ``client`` events with
+        the message (json). Requests are logged as ``request`` events from the client's structured
+        ``Exchange``s (``attach``), never parsed from these lines."""
         def sink(line: str) -> None:
             if self.log_format != "json":
                 self.event("client", text=line)
-                return
-            m = _TRACE_RE.match(line)
-            if m:
-                self.event("request", method=m["method"], path=m["path"], status=int(m["status"]),
-                           duration_s=int(m["ms"]) / 1000)
             else:
                 self.event("client", message=line)
         return sink
 
     # ------------------------------------------------------------------ observations
 
-    def attach(self, http: httpx.Client) -> None:
-        """Count every exchange of this httpx client (retries included) by method and status."""
-        if not self.metrics:
+    def attach(self, client: ApiClient, *, log_requests: bool = False) -> None:
+        """Observe every answered exchange of this client, retries included (``client.observers``):
+        counted by method and status (with metrics), and with ``log_requests`` (``-v`` under
+        ``--log-format json``) logged as a ``request`` event with method, path, status and duration."""
+        if not (self.metrics or log_requests):
             return
         children: dict[tuple[str, int], Any] = {}  # the counter of each (method, status), looked up once
 
-        def on_response(response: httpx.Response) -> None:
-            key = (response.request.method, response.status_code)
-            child = children.get(key)
-            if child is None:
-                child = children.setdefault(key, self.api_requests.labels(key[0], str(key[1])))
-            child.inc()
-            self.heartbeat = time.monotonic()
+        def observe(exchange: Exchange) -> None:
+            if self.metrics:
+                key = (exchange.method, exchange.status)
+                child = children.get(key)
+                if child is None:
+                    child = children.setdefault(key, self.api_requests.labels(key[0], str(key[1])))
+                child.inc()
+                self.heartbeat = time.monotonic()
+            if log_requests:
+                self.event("request", method=exchange.method, path=client.redact(exchange.target),
+                           status=exchange.status, duration_s=exchange.milliseconds / 1000)
 
-        hooks = dict(http.event_hooks)
-        hooks["response"] = [*hooks.get("response", []), on_response]
-        http.event_hooks = hooks
+        client.observers.append(observe)
 
     def observe_plan(self, manifests: ManifestSet | None, plan: Plan, *, log: bool = False) -> dict[str, list[str]]:
         """Set the resource gauges from a plan made of ``manifests``; returns the addresses by state
@@ -309,20 +307,3 @@ def _labels(metric: Gauge) -> Iterable[tuple[str, str]]:
         for sample in family.samples:
             yield sample.labels.get("kind", ""), sample.labels.get("state", "")
 
-
-# ---------------------------------------------------------------------- the run's telemetry
-
-_current: Telemetry | None = None
-_current_lock = threading.Lock()
-
-
-def current() -> Telemetry | None:
-    """The telemetry of the command running in this process (None outside a command)."""
-    return _current
-
-
-def set_current(telemetry: Telemetry | None) -> Telemetry | None:
-    global _current
-    with _current_lock:
-        previous, _current = _current, telemetry
-    return previous

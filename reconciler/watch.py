@@ -54,7 +54,7 @@ from reconciler.errors import ConfigError, ReconcilerError
 from reconciler.model import ManifestSet
 from reconciler.plan.model import Plan, PlanOptions
 from reconciler.plan.render import render_text, summary_line
-from reconciler.telemetry import Telemetry, set_current
+from reconciler.telemetry import Telemetry
 from reconciler.workflow import (
     Connection,
     apply_and_confirm,
@@ -159,12 +159,11 @@ class Watcher:
 
     def run(self) -> int:
         """Loop until a signal (exit 0); with ``once``, one cycle (0 ok, 2 drift left, 1 failed)."""
-        previous = set_current(self.t)
         handlers = self._install_signals()
         server = self._serve_metrics()
         try:
             with connect(self.conn, read_only=not self.config.apply,
-                         on_event=self.t.client_events() if self.verbose else None) as client:
+                         on_event=self.t.client_events() if self.verbose else None, telemetry=self.t) as client:
                 if self.config.request_retries is not None:
                     client.max_retries = self.config.request_retries
                 self.t.event("start", text=self._start_line(server), interval_s=self.config.interval,
@@ -186,7 +185,6 @@ class Watcher:
                 server.server_close()
             for signum, handler in handlers.items():
                 signal.signal(signum, handler)
-            set_current(previous)
 
     def cycle(self, client: ApiClient) -> tuple[bool, bool]:
         """One cycle; returns (it succeeded, changes are left: drift, or with --prune unmanaged)."""

@@ -16,7 +16,7 @@ from reconciler.client.http import ApiClient, open_client
 from reconciler.client.live import read_integration_users, read_live
 from reconciler.client.settings import DEFAULT_PARALLELISM, read_api_key, resolve_endpoint
 from reconciler.errors import ApplyError, ConfigError, PlanError, SecretError
-from reconciler.kinds import EVALUATOR, INTEGRATION
+from reconciler.kinds import EVALUATOR, INTEGRATION, SECRET_KINDS
 from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.context import parse_secret_spec
 from reconciler.plan.model import REF_RE, Operation, Plan, PlanOptions
@@ -24,7 +24,7 @@ from reconciler.plan.pins import pin_fingerprint
 from reconciler.plan.planfile import declared_secrets as declared_secrets  # the CLI reads plan files here
 from reconciler.plan.planfile import read_plan_file as read_plan_file
 from reconciler.plan.planner import make_plan, order
-from reconciler.telemetry import current as telemetry
+from reconciler.telemetry import Telemetry
 
 
 @dataclass(frozen=True)
@@ -40,17 +40,28 @@ class Connection:
 
 
 def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None,
-            trace: bool | None = None) -> ApiClient:
+            trace: bool | None = None, telemetry: Telemetry | None = None) -> ApiClient:
     """A client for the connection. ``on_event`` hears retries and waits as they happen; with
-    ``trace`` (default: whenever ``on_event`` is given) every request too."""
+    ``trace`` (default: whenever ``on_event`` is given) every request too. ``telemetry`` (the
+    command's, or ``watch``'s) observes the client's exchanges, and the steps given this client
+    report to it (``reporter``)."""
     endpoint = resolve_endpoint(base_url=conn.base_url, region=conn.region, host=conn.host, emulator=conn.emulator)
     key = read_api_key(conn.api_key_file, endpoint=endpoint)
+    traced = on_event is not None and (trace is None or trace)
+    # under --log-format json each request is a structured ``request`` event, not a line
+    as_events = traced and telemetry is not None and telemetry.log_format == "json"
     client = open_client(endpoint, key, read_only=read_only, parallelism=conn.parallelism, on_event=on_event,
-                         trace=on_event is not None if trace is None else trace, ca_file=conn.ca_file,
-                         connect_timeout=conn.timeout)
-    if (observer := telemetry()) is not None:  # --metrics-file, --log-format json, watch
-        observer.attach(client.http)
+                         trace=traced and not as_events, ca_file=conn.ca_file, connect_timeout=conn.timeout)
+    if telemetry is not None:  # --metrics-file, --log-format json, watch
+        telemetry.attach(client, log_requests=as_events)
+        client.reporter = telemetry
     return client
+
+
+def reporter(client: ApiClient) -> Telemetry | None:
+    """The telemetry the client was connected with (``connect``), which the steps report to."""
+    found = client.reporter
+    return found if isinstance(found, Telemetry) else None
 
 
 def load(paths: Sequence[str], stdin: TextIO | None = None, *, var_assignments: Sequence[str] = (),
@@ -75,7 +86,7 @@ def prepare_options(manifests: ManifestSet, options: PlanOptions) -> PlanOptions
             hint = difflib.get_close_matches(target, sorted(declared), n=1)
             raise ConfigError(f"--rotate {target}: no such resource in the manifests"
                               + (f"; did you mean {hint[0]}?" if hint else ""))
-        if r.kind != INTEGRATION.name:
+        if r.kind not in SECRET_KINDS:
             raise ConfigError(f"--rotate {target}: a {r.kind} has no write-only secrets (only integrations do)")
     rotate = tuple(sorted({declared[t].address for t in options.rotate}))
     resend = changed_since(options.since, manifests.paths, manifests, options.variables,
@@ -127,13 +138,14 @@ def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
 
 def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:
     live = read_live(client, manifests.read_scope(), manifests)
-    planned = judge(guard_integrations(make_plan(manifests, live, options), live, client), manifests)
-    if (observer := telemetry()) is not None:
+    planned = judge(guard_integrations(make_plan(manifests, live, options), live, client), manifests,
+                    reporter(client))
+    if (observer := reporter(client)) is not None:
         observer.observe_plan(manifests, planned, log=True)
     return live, planned
 
 
-def judge(plan: Plan, manifests: ManifestSet | None) -> Plan:
+def judge(plan: Plan, manifests: ManifestSet | None, telemetry: Telemetry | None = None) -> Plan:
     """The plan with the verdicts of the manifests' policies (``reconciler.policy``), counted in
     ``reconciler_policy_verdicts_total``. Without manifests (a saved plan whose tree is gone) the
     verdicts it recorded stand."""
@@ -142,8 +154,8 @@ def judge(plan: Plan, manifests: ManifestSet | None) -> Plan:
     from reconciler.policy.evaluate import with_verdicts
 
     judged = with_verdicts(plan, manifests)
-    if (observer := telemetry()) is not None:
-        observer.count_verdicts(judged.policy)
+    if telemetry is not None:
+        telemetry.count_verdicts(judged.policy)
     return judged
 
 
@@ -158,13 +170,12 @@ def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
     """No plan deletes or replaces an integration that a live evaluator uses (declared or not, in
     any space), unless the same plan first moves that evaluator to another integration: the
     delete then waits for the move. Reads the account's evaluators only when such a delete exists."""
-    deletes = {op.path.rsplit("/", 1)[-1]: op for op in plan
-               if op.kind == INTEGRATION.name and op.method == "DELETE"}
+    deletes = {op.path.rsplit("/", 1)[-1]: op for op in INTEGRATION.among(plan) if op.method == "DELETE"}
     if not deletes:
         return plan
     moves: dict[str, Operation] = {}
-    for op in plan:
-        if op.kind == EVALUATOR.name and op.method == "POST" and op.path.endswith("/versions"):
+    for op in EVALUATOR.among(plan):
+        if op.method == "POST" and op.path.endswith("/versions"):
             moves[op.path.split("/")[3]] = op
     refusals: dict[str, list[str]] = {}
     waits: dict[str, list[str]] = {}
@@ -228,7 +239,7 @@ def run_apply(
     from reconciler.apply.naming import Namer
 
     check_replacements(plan)
-    if (observer := telemetry()) is not None:
+    if (observer := reporter(client)) is not None:
         on_done = observer.outcome_sink(on_done)
     return execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_start=on_start, on_done=on_done,
                    explain=Namer(live).name)
@@ -240,7 +251,7 @@ def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, liv
     again; the returned plan is empty when apply converged. Secrets are not rotated again."""
     fresh = reread_touched(plan, live, report.responses, client, manifests)
     again = make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False, rotate=(), resend=()))
-    if (observer := telemetry()) is not None:  # the resources' state after the apply
+    if (observer := reporter(client)) is not None:  # the resources' state after the apply
         observer.observe_plan(manifests, again)
     return again
 

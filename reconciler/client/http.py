@@ -37,6 +37,9 @@ in-process, a real socket):
   ``DEFAULT_CONNECT_TIMEOUT`` seconds), so an unreachable service fails within seconds.
   Every retry and every wait is reported through ``on_event`` as it happens.
 
+Every answered exchange is told to ``observers`` as an ``Exchange`` (method, path, query, status,
+seconds, attempt): telemetry counts and logs requests from these fields, never from text.
+
 ``stats`` counts *requests* (one per call, whatever its retries: what the caller asked for),
 *attempts* (what was sent), retries, 429s and the seconds spent waiting.
 """
@@ -166,6 +169,32 @@ class ClientStats:
 
 
 @dataclass(frozen=True)
+class Exchange:
+    """One answered exchange, as the client's observers are told it (never a header or a body)."""
+
+    method: str
+    path: str  # the API path called, without its query
+    params: Mapping[str, Any] | None  # the query sent (values that are None left out); None: the call had none
+    status: int
+    seconds: float  # from sending the request to its answer read
+    attempt: int  # 1 for a call's first send, 2 for its first retry (after a 429, a 5xx, a failure)...
+
+    @property
+    def target(self) -> str:
+        """The path with its query, as ``-v`` shows it: ``/v2/x?limit=100``."""
+        return self.path if self.params is None else self.path + "?" + "&".join(
+            f"{k}={v}" for k, v in self.params.items())
+
+    @property
+    def milliseconds(self) -> int:
+        return round(self.seconds * 1000)
+
+    def line(self) -> str:
+        """``-v``'s line: ``GET /v2/x?limit=100 -> 200 (3 ms)``."""
+        return f"{self.method} {self.target} -> {self.status} ({self.milliseconds} ms)"
+
+
+@dataclass(frozen=True)
 class _Failure:
     """A failed exchange that may be retried: an error answer or a transport exception."""
 
@@ -230,6 +259,11 @@ class ApiClient:
         self._per_request_timeout = http.timeout != timeout
         #: Told ``(method, path)`` after every exchange that got an answer (the CLI's progress display).
         self.on_request: Callable[[str, str], None] | None = None
+        #: Told an ``Exchange`` after every exchange that got an answer, retries included (telemetry).
+        self.observers: list[Callable[[Exchange], None]] = []
+        #: What the workflow steps given this client report to (the run's ``telemetry.Telemetry``, set
+        #: by ``workflow.connect``); the client itself never uses it.
+        self.reporter: object | None = None
 
     def __repr__(self) -> str:
         return f"ApiClient(base_url={str(self.http.base_url)!r}, read_only={self.read_only})"
@@ -363,10 +397,12 @@ class ApiClient:
         throttled = 0
         ambiguous = False  # an earlier attempt may have taken effect
         first_sent = self._clock()
+        attempt = 0
         while True:
             self._wait_for_gate()
             sent_at = self.pacer.acquire()
-            outcome = self._exchange(method, path, params, body)
+            attempt += 1
+            outcome = self._exchange(method, path, params, body, attempt)
             if isinstance(outcome, httpx.Response):
                 status = outcome.status_code
                 if status == 429:
@@ -419,7 +455,7 @@ class ApiClient:
             self.stats.count_retry()
 
     def _exchange(
-        self, method: str, path: str, params: Mapping[str, Any] | None, body: Any
+        self, method: str, path: str, params: Mapping[str, Any] | None, body: Any, attempt: int
     ) -> httpx.Response | _Failure:
         """One request on the wire; httpx exceptions become a ``_Failure`` (retryable) or a
         ``TransportError`` (not retryable) here and nowhere else."""
@@ -447,17 +483,21 @@ class ApiClient:
         self._slots.get()  # a slot of the ``parallelism`` allowed in flight (waits for one)
         try:
             try:
-                started = time.perf_counter() if self._trace else 0.0
+                started = time.perf_counter()
                 response = self.http.request(method, target, **kwargs)
+                seconds = time.perf_counter() - started
                 if self._outage:
                     with self._outage_lock:
                         self._outage.clear()
                 if self.on_request is not None:
                     self.on_request(method, path)
-                if self._trace:  # -v: every request, as sent (no body, no header)
-                    query = "?" + "&".join(f"{k}={v}" for k, v in sent_params.items()) if params else ""
-                    self._event(f"{method} {path}{query} -> {response.status_code} "
-                                f"({(time.perf_counter() - started) * 1000:.0f} ms)")
+                if self.observers or self._trace:
+                    exchange = Exchange(method, path, sent_params if params else None, response.status_code,
+                                        seconds, attempt)
+                    for observe in self.observers:
+                        observe(exchange)
+                    if self._trace:  # -v: every request, as sent (no body, no header)
+                        self._event(exchange.line())
                 return response
             except httpx.PoolTimeout as exc:  # our own pool was busy: nothing to say about the host
                 return _Failure(_describe(exc), maybe_sent=False)
@@ -597,6 +637,10 @@ class ApiClient:
             fresh = {form for v in values if len(v) >= MIN_REDACTED for form in _forms(v)} - set(self._secrets)
             if fresh:
                 self._secrets = tuple(sorted({*self._secrets, *fresh}, key=len, reverse=True))  # longest first
+
+    def redact(self, text: str) -> str:
+        """``text`` without any secret this client knows (as its own messages are)."""
+        return self._redact(text)
 
     def _redact(self, text: str, *, cut: bool = False) -> str:
         """``text`` without any secret this client knows, in any form a body shows it (raw,

@@ -158,30 +158,35 @@ def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[
     def run() -> list[Task]:
         reads: list[Task] = []
         path = SPACED_LISTS[kind][0]
-        items = _space_list(client, space_id, kind)()
-        for item in items:
-            if kind == PROMPT.name:
-                prompt = LivePrompt(prompt=PromptObject.read(item, path))
-                key = (space_id, prompt.prompt.name)
-                live.prompts[key] = prompt
-                if key in declared["prompts"]:
-                    reads.append(_read_prompt_versions(client, prompt))
-            elif kind == DATASET.name:
-                dataset = LiveDataset(dataset=DatasetObject.read(item, path))
-                key = (space_id, dataset.dataset.name)
-                live.datasets[key] = dataset
-                if key in declared["datasets"]:
-                    reads.append(_read_examples(client, dataset, wanted.get(key)))
-                if key in declared["retention"]:
-                    reads.append(_read_experiments(client, dataset))
-            elif kind == EVALUATOR.name:
-                evaluator = LiveEvaluator(evaluator=EvaluatorObject.read(item, path))
-                key = (space_id, evaluator.evaluator.name)
-                live.evaluators[key] = evaluator
-                if key in declared["evaluators"]:
-                    reads.append(_read_evaluator(client, evaluator))
+        table = getattr(live, KIND_SPECS[kind].table)
+        for item in _space_list(client, space_id, kind)():
+            obj = _LISTED[kind](item, path)
+            key = (space_id, item["name"])
+            table[key] = obj
+            reads.extend(_FOLLOW[kind](client, obj, key, declared, wanted))
         return reads
     return run
+
+
+def _dataset_reads(client: ApiClient, dataset: LiveDataset, key: tuple[str, str],
+                   declared: Mapping[str, set[tuple[str, str]]], wanted: Mapping[Any, Any]) -> list[Task]:
+    reads: list[Task] = [_read_examples(client, dataset, wanted.get(key))] if key in declared["datasets"] else []
+    return reads + [_read_experiments(client, dataset)] if key in declared["retention"] else reads
+
+
+#: A listed object of each spaced kind as its ``LiveState`` value, and the reads that follow it
+#: when the manifests declare it (a prompt's versions, a dataset's examples and experiments, an
+#: evaluator's version).
+_LISTED: Mapping[str, Callable[[Any, str], Any]] = {
+    PROMPT.name: lambda item, path: LivePrompt(prompt=PromptObject.read(item, path)),
+    DATASET.name: lambda item, path: LiveDataset(dataset=DatasetObject.read(item, path)),
+    EVALUATOR.name: lambda item, path: LiveEvaluator(evaluator=EvaluatorObject.read(item, path))}
+_FOLLOW: Mapping[str, Callable[..., list[Task]]] = {
+    PROMPT.name: lambda client, prompt, key, declared, wanted:
+        [_read_prompt_versions(client, prompt)] if key in declared["prompts"] else [],
+    DATASET.name: _dataset_reads,
+    EVALUATOR.name: lambda client, evaluator, key, declared, wanted:
+        [_read_evaluator(client, evaluator)] if key in declared["evaluators"] else []}
 
 
 def minimum_requests(live: LiveState, scope: ReadScope) -> int:

@@ -83,10 +83,6 @@ def read_examples_file(path: str, shown: str, problems: list[Problem]) -> tuple[
 JSONL_CHUNK = 5000
 
 
-def _jsonl(text: str, shown: str, problems: list[Problem]) -> tuple[list[Any], list[int]]:
-    return _jsonl_blocks(_numbered_blocks(text), shown, problems)
-
-
 #: Bytes read from an examples file at a time.
 READ_BLOCK = 1 << 20
 _BOM = b"\xef\xbb\xbf"
@@ -163,27 +159,6 @@ def _jsonl_blocks(blocks: Iterable[tuple[int, list[str]]], shown: str,
             del pending[:JSONL_CHUNK], pending_numbers[:JSONL_CHUNK]
     _jsonl_chunk(pending, pending_numbers, examples, numbers, shown, problems)
     return examples, numbers
-
-
-def _numbered_blocks(text: str, block: int = 1 << 20) -> Iterator[tuple[int, list[str]]]:
-    """``text.splitlines()``, a block of about ``block`` characters at a time, each with the number
-    of its first line: each block ends just after a "\\n", which ends a line whatever splits it, so
-    the lines are the same."""
-    n, start, size = 0, 0, len(text)
-    while start < size:
-        end = text.find("\n", start + block)
-        end = size if end < 0 else end + 1
-        lines = text[start:end].splitlines()
-        if lines:
-            yield n + 1, lines
-        n += len(lines)
-        start = end
-
-
-def _numbered_lines(text: str, block: int = 1 << 20) -> Iterator[tuple[int, str]]:
-    """``enumerate(text.splitlines(), 1)``, a block at a time (``_numbered_blocks``)."""
-    for first, lines in _numbered_blocks(text, block):
-        yield from enumerate(lines, first)
 
 
 def _jsonl_chunk(chunk: list[str], chunk_numbers: list[int], examples: list[Any], numbers: list[int], shown: str,

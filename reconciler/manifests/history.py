@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from reconciler.errors import ConfigError, ManifestError
-from reconciler.kinds import INTEGRATION
+from reconciler.kinds import SECRET_KINDS
 from reconciler.model import DesiredResource, ManifestSet, SecretRef
 
 #: The integration config paths that hold write-only values, as plans name them.
@@ -50,7 +50,7 @@ def changed_since(ref: str, paths: Sequence[str], current: ManifestSet, var_assi
         old = {r.identity: _declarations(r, tmp) for r in before.resources} if before else {}
     out: list[str] = []
     for r in current.resources:
-        if r.kind != INTEGRATION.name:
+        if r.kind not in SECRET_KINDS:
             continue
         now = _declarations(r, root)
         was = old.get(r.identity, {})

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from reconciler.errors import ManifestError
-from reconciler.kinds import OWNERSHIP
+from reconciler.kinds import KIND_SPECS
 from reconciler.manifests import yamlload
 from reconciler.manifests.confine import tree_roots
 from reconciler.manifests.overlay import Variables, apply_patches, collect_variables, substitute
@@ -132,7 +132,7 @@ def _load(paths: Sequence[str], stdin: TextIO | None, variables: Variables | Non
         if resource is not None:
             resources.append(resource)
     ownership = ownership_of(resources, problems)
-    resources = [r for r in resources if r.kind != OWNERSHIP]
+    resources = [r for r in resources if r.kind in KIND_SPECS]  # the Ownership document is no resource
     problems.extend(cross_document_problems(resources))
     policies = _compile_policies(policy_docs, problems)
     if problems:

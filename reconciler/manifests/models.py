@@ -294,44 +294,36 @@ class ResourceRestriction(Resource):
     resource_id: NonEmpty = Required("The restricted resource's id.")
 
 
-def _protect(globs: list[str]) -> list[str]:
-    from reconciler.manifests.hints import suggest
+def _kind_globs(what: str, shape: str, *, any_kind: bool) -> Any:
+    """A check of globs that start with a kind (``what`` names them, ``shape`` says how one is
+    written): each has a ``/`` and a known kind before it (``*`` too with ``any_kind``)."""
+    def check(globs: list[str]) -> list[str]:
+        from reconciler.manifests.hints import suggest
 
-    found: list[RuleProblem] = []
-    for i, glob in enumerate(globs):
-        kind, sep, rest = glob.partition("/")
-        if not sep or not rest:
-            found.append(((i,), "a protect glob is KIND/NAME (KIND/SPACE/NAME for "
-                                + ", ".join(SPACED_KINDS) + "), e.g. Integration/*-prod", False))
-        elif kind not in KINDS:
-            hint = suggest(kind, KINDS)
-            found.append(((i,), f"unknown kind '{kind}' in a protect glob"
-                                + (f"; did you mean '{hint}'?" if hint else f" (one of {', '.join(KINDS)})"), False))
-    if found:
-        raise rule_error(found)
-    return globs
+        found: list[RuleProblem] = []
+        for i, glob in enumerate(globs):
+            kind, sep, rest = glob.partition("/")
+            if not sep or not rest:
+                found.append(((i,), f"{what} is {shape}", False))
+            elif not (any_kind and kind == "*") and kind not in KINDS:
+                hint = suggest(kind, KINDS)
+                found.append(((i,), f"unknown kind '{kind}' in {what}"
+                                    + (f"; did you mean '{hint}'?" if hint else f" (one of {', '.join(KINDS)})"), False))
+        if found:
+            raise rule_error(found)
+        return globs
+
+    return check
+
+
+_protect = _kind_globs("a protect glob", "KIND/NAME (KIND/SPACE/NAME for " + ", ".join(SPACED_KINDS)
+                       + "), e.g. Integration/*-prod", any_kind=False)
+_addresses = _kind_globs("an address glob", "KIND/NAME or KIND/SPACE/NAME, e.g. Evaluator/support/*", any_kind=True)
 
 
 Globs = Annotated[list[Annotated[str, StringConstraints(min_length=1),
                                  Field(description="A name glob (* ? [..]), case-sensitive.")]],
                   AfterValidator(_unique)]
-
-
-def _addresses(globs: list[str]) -> list[str]:
-    from reconciler.manifests.hints import suggest
-
-    found: list[RuleProblem] = []
-    for i, glob in enumerate(globs):
-        kind, sep, rest = glob.partition("/")
-        if not sep or not rest:
-            found.append(((i,), "an address glob is KIND/NAME or KIND/SPACE/NAME, e.g. Evaluator/support/*", False))
-        elif kind != "*" and kind not in KINDS:
-            hint = suggest(kind, KINDS)
-            found.append(((i,), f"unknown kind '{kind}' in an address glob"
-                                + (f"; did you mean '{hint}'?" if hint else f" (one of {', '.join(KINDS)})"), False))
-    if found:
-        raise rule_error(found)
-    return globs
 
 
 class IgnoreRule(Strict):

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.kinds import INTEGRATION
+from reconciler.kinds import SECRET_KINDS
 from reconciler.manifests.yamlload import Problem, YamlDocument, parse_documents, read_file
 from reconciler.model import SPACED_KINDS, Source
 
@@ -89,7 +89,7 @@ def collect_variables(assignments: Sequence[str], files: Sequence[str], environ:
 
 def _secret_position(kind: Any, path: str) -> bool:
     """Where a secret goes (an integration's api_key, header values, auth secrets)."""
-    if kind != INTEGRATION.name:
+    if kind not in SECRET_KINDS:
         return False
     return bool(re.match(r"config\.(auth\.)?(api_key|headers)(\.|\Z)", path))
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from reconciler.errors import SecretError
-from reconciler.kinds import INTEGRATION
+from reconciler.kinds import SECRET_KINDS
 from reconciler.manifests.fields import HEADER_SIZE_MEASURE
 from reconciler.manifests.yamlload import Problem, display_path
 from reconciler.model import DesiredResource, ManifestSet, SecretRef, Source
@@ -27,7 +27,7 @@ def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
 
 def _secret_values(r: DesiredResource) -> Iterator[tuple[str, Any]]:
     """Only the subtrees that can hold secrets (integration configs): examples can be large."""
-    if r.kind == INTEGRATION.name:
+    if r.kind in SECRET_KINDS:
         yield from _walk(r.spec.get("config"), "config")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import MISSING, ValidationError
 
-from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, OWNERSHIP, RESTRICTION
+from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, OWNERSHIP, RESTRICTION
 from reconciler.manifests.examples import dataset_examples
 from reconciler.manifests.fields import a_kind_of
 from reconciler.manifests.messages import Ctx, report
@@ -18,7 +18,7 @@ from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, Ownersh
 
 _HEAD = ("kind", "name", "space")
 _LIFECYCLE = ("aliases", "protect", "ignore_changes")  # kept as DesiredResource fields, never sent
-_INTEGRATION_REF = "template_config.llm_config.integration"
+_INTEGRATION_REF = str(EVALUATOR.refers)
 
 
 class _Sources(Mapping[str, Source]):
@@ -111,7 +111,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str,
     # the spec the planner reads: only what was written (MISSING fields are not dumped), secrets as
     # SecretRef; after a problem, the document as written (only cross-document checks look at it)
     spec = spec_of(model) if model is not None else dict(value)
-    for k in (*_HEAD, *(_LIFECYCLE if kind != OWNERSHIP else ())):  # an Ownership's protect is its globs
+    for k in (*_HEAD, *(_LIFECYCLE if kind in KIND_SPECS else ())):  # an Ownership's protect is its globs
         spec.pop(k, None)
     if kind == DATASET.name:
         dataset_examples(spec, (), ctx)
@@ -131,7 +131,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str,
         protect=protect is True,
         doc=model,
         ignore_changes=tuple(p for p in ignored if isinstance(p, str)) if isinstance(ignored, list)
-        and kind != OWNERSHIP else (),
+        and kind in KIND_SPECS else (),
     )
 
 
@@ -152,9 +152,7 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
                                     f"identity ({', '.join(r.identity[1:])}) is declared twice: "
                                     f"here and at {there.file}:{there.line}:{there.column}"))
     by_name: dict[str, DesiredResource] = {}
-    for r in resources:
-        if r.kind != INTEGRATION.name:
-            continue
+    for r in INTEGRATION.among(resources):
         other = by_name.setdefault(r.name, r)
         if other is not r and other.spec.get("type") != r.spec.get("type"):
             here, there = _where(r), _where(other)
@@ -163,9 +161,9 @@ def cross_document_problems(resources: list[DesiredResource]) -> list[Problem]:
                                     f"{there.file}:{there.line}:{there.column}; the API allows one name per type, "
                                     "but plans address integrations by name: rename one"))
     problems.extend(_alias_problems(resources))
-    integrations = {(r.spec.get("type"), r.name) for r in resources if r.kind == INTEGRATION.name}
+    integrations = {(r.spec.get("type"), r.name) for r in INTEGRATION.among(resources)}
     for r in resources:
-        name = _integration_ref(r)
+        name = r.integration_ref
         if name is not None and ("LLM", name) not in integrations and ("AGENT", name) in integrations:
             at = _where(r, _INTEGRATION_REF)
             problems.append(Problem(at.file, at.line, at.column, _INTEGRATION_REF,
@@ -257,17 +255,8 @@ def _outside(owner: Ownership, r: DesiredResource) -> str | None:
     return None
 
 
-def _integration_ref(r: DesiredResource) -> str | None:
-    if r.kind != EVALUATOR.name:
-        return None
-    tc = r.spec.get("template_config")
-    llm = tc.get("llm_config") if isinstance(tc, dict) else None
-    name = llm.get("integration") if isinstance(llm, dict) else None
-    return name if isinstance(name, str) else None
-
-
 def live_lookups(ms: ManifestSet) -> list[tuple[DesiredResource, str]]:
     """Evaluators whose ``llm_config.integration`` names an LLM integration that the manifests do not
     declare: the planner looks the name up in live state (an unknown name fails at plan time)."""
     declared = {r.name for r in ms.of_kind("Integration") if r.spec.get("type") == "LLM"}
-    return [(r, name) for r in ms.resources if (name := _integration_ref(r)) is not None and name not in declared]
+    return [(r, name) for r in ms.resources if (name := r.integration_ref) is not None and name not in declared]

@@ -162,14 +162,14 @@ class PlanInput:
 @dataclass
 class KindPlan:
     """What a planner returns: its operations, pins, errors, warnings, the secrets it could not
-    verify, and the creates later kinds may refer to. ``make_plan`` merges them in one place."""
+    verify, and the integrations it creates (an evaluator may name one). ``make_plan`` merges them in one place."""
 
     ops: list[Operation] = field(default_factory=list)
     pins: dict[str, list[str]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     unverified: list[str] = field(default_factory=list)
-    creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # identity -> id of its create op
+    creates: dict[tuple[str, ...], str] = field(default_factory=dict)  # an integration's identity -> its create op
 
     def merge(self, other: KindPlan) -> KindPlan:
         """Both, in order: this one's first."""

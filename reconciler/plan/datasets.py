@@ -39,10 +39,9 @@ def plan_datasets(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan
         ctx.pin(r, ["Dataset", space_id, r.name])
         if live is None:
             if doc.examples is not MISSING:
-                create = ctx.op(r, "create", "POST", "/v2/datasets", action="create",
-                                body={"name": r.name, "space_id": space_id, "examples": list(doc.examples)},
-                                changes=[change(r, "examples", None, f"{len(doc.examples)} examples")])
-                ctx.creates[r.identity] = create.id
+                ctx.op(r, "create", "POST", "/v2/datasets", action="create",
+                       body={"name": r.name, "space_id": space_id, "examples": list(doc.examples)},
+                       changes=[change(r, "examples", None, f"{len(doc.examples)} examples")])
             continue
         if live.dataset.name != r.name:  # renamed from an alias: the id (and every version) kept
             ctx.op(r, "rename", "PATCH", f"/v2/datasets/{live.id}", body={"name": r.name},

@@ -36,7 +36,7 @@ def resolve_template(r: DesiredResource, ctx: Planning) -> tuple[dict[str, Any],
     depends: tuple[str, ...] = ()
     if "integration" in llm:
         name = str(llm.pop("integration"))
-        created = ctx.inputs.creates.get(("Integration", "LLM", name))
+        created = ctx.inputs.creates.get((INTEGRATION.name, "LLM", name))
         live = ctx.live.integrations.get(("LLM", name))
         if created is not None:
             llm["ai_integration_id"] = ref(created, "id")
@@ -71,11 +71,10 @@ def plan_evaluators(desired: list[DesiredResource], inputs: PlanInput) -> KindPl
             if doc.description not in (None, MISSING):
                 body["description"] = doc.description
             body["version"] = {"commit_message": _commit_message(r, "create"), "template_config": tc}
-            op = ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
-                        changes=by_name(ctx, creation_changes(r, {k: v for k, v in {"description": body.get("description"),
-                                                                                **body["version"]}.items()
-                                                             if v is not None}), r))
-            ctx.creates[r.identity] = op.id
+            ctx.op(r, "create", "POST", "/v2/evaluators", action="create", body=body, depends_on=depends,
+                   changes=by_name(ctx, creation_changes(r, {k: v for k, v in {"description": body.get("description"),
+                                                                           **body["version"]}.items()
+                                                        if v is not None}), r))
             continue
         _update(r, ctx, live, tc, depends)
     return ctx
@@ -117,8 +116,8 @@ def _warn_invisible(r: DesiredResource, ctx: Planning, space_id: str) -> None:
     if name is MISSING:
         return
     scopings: Any = None
-    for op in ctx.inputs.ops:
-        if op.kind == INTEGRATION.name and op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
+    for op in INTEGRATION.among(ctx.inputs.ops):
+        if op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
                 and op.body.get("type", "LLM") == "LLM" and op.method in ("POST", "PATCH"):
             scopings = op.body["scopings"]
     live = ctx.live.integrations.get(("LLM", name))

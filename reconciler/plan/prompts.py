@@ -68,7 +68,6 @@ def _create(r: DesiredResource, ctx: Planning, space_id: str) -> None:
     body["version"] = version_body(want, None)
     changes = creation_changes(r, {k: v for k, v in body.items() if k not in ("space_id", "name")})
     create = ctx.op(r, "create", "POST", "/v2/prompts", action="create", body=body, changes=changes)
-    ctx.creates[r.identity] = create.id
     labels = [] if doc.version.labels is MISSING else list(doc.version.labels)
     if labels:
         ctx.op(r, "labels", "PUT", f"/v2/prompt-versions/{ref(create.id, 'version.id')}/labels",

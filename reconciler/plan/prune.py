@@ -88,13 +88,13 @@ def unmanaged(desired: list[DesiredResource], live: LiveState, ownership: Owners
     out: list[Unmanaged] = []
 
     if ownership is not None:
-        declared_names = {r.name for r in desired if r.kind == INTEGRATION.name}
+        declared_names = {r.name for r in INTEGRATION.among(desired)}
         for (itype, name), obj in sorted(live.integrations.items()):
             if (INTEGRATION.name, itype, name) not in declared and ownership.owns_integration(name):
                 # a declared integration of the other type has this name: keep the two apart
                 address = f"{INTEGRATION.name}/{itype}/{name}" if name in declared_names else f"{INTEGRATION.name}/{name}"
                 out.append(Unmanaged(address, INTEGRATION.name, name, f"{INTEGRATION.collection}/{obj.id}"))
-        declared_ids = {restriction_doc(r).resource_id for r in desired if r.kind == RESTRICTION.name}
+        declared_ids = {restriction_doc(r).resource_id for r in RESTRICTION.among(desired)}
         for (rtype, rid), _ in sorted(live.restrictions.items()):
             if rtype in PRUNABLE_RESTRICTIONS and rid not in declared_ids and ownership.owns_restriction(rtype, rid):
                 out.append(Unmanaged(f"{RESTRICTION.name}/{rtype}/{rid}", RESTRICTION.name, f"{rtype} {rid}", f"{RESTRICTION.collection}/{rid}"))

@@ -93,10 +93,9 @@ def plan_restrictions(desired: list[DesiredResource], inputs: PlanInput) -> Kind
         live_type = by_id.get(rid)
         ctx.pin(r, ["ResourceRestriction", live_type or rtype, rid])
         if live_type is None:
-            op = ctx.op(r, "create", "POST", "/v2/resource-restrictions", action="create",
-                        body={"resource_id": rid}, changes=[change(r, "resource_type", None, rtype),
-                                                           change(r, "resource_id", None, rid)])
-            ctx.creates[r.identity] = op.id
+            ctx.op(r, "create", "POST", "/v2/resource-restrictions", action="create",
+                   body={"resource_id": rid}, changes=[change(r, "resource_type", None, rtype),
+                                                      change(r, "resource_id", None, rid)])
         elif live_type != rtype:
             src = r.source("resource_type")
             ctx.warnings.append(f"{r.address}: resource_type is {rtype}, but the service reports {rid} as a "
@@ -107,8 +106,8 @@ def plan_restrictions(desired: list[DesiredResource], inputs: PlanInput) -> Kind
 def _unrestricted_prompts(ctx: Planning) -> dict[str, DesiredResource]:
     """Live prompt id -> the Prompt manifest that says ``restricted: false`` for it."""
     out: dict[str, DesiredResource] = {}
-    for p in ctx.inputs.desired:
-        if p.kind != PROMPT.name or prompt_doc(p).restricted is not False or not p.space:
+    for p in PROMPT.among(ctx.inputs.desired):
+        if prompt_doc(p).restricted is not False or not p.space:
             continue
         space_id = ctx.live.space_id(str(p.space))
         live = ctx.live.prompts.get((space_id, p.name)) if space_id else None

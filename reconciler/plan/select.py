@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
 from reconciler.errors import PlanError
-from reconciler.kinds import EVALUATOR, INTEGRATION
+from reconciler.kinds import INTEGRATION
 from reconciler.model import DesiredResource, LiveState, ManifestSet
-from reconciler.plan.context import evaluator_doc, integration_doc
+from reconciler.plan.context import integration_doc
 
 
 def named_by(globs: Iterable[str], address: str, kind_name: str | None = None) -> bool:
@@ -26,14 +26,6 @@ def named_by(globs: Iterable[str], address: str, kind_name: str | None = None) -
 
 def _named(r: DesiredResource, globs: Iterable[str]) -> bool:
     return named_by(globs, r.address, f"{r.kind}/{r.name}")
-
-
-def _needs(r: DesiredResource) -> str | None:
-    """The LLM integration an evaluator names, if any."""
-    if r.kind != EVALUATOR.name:
-        return None
-    name = evaluator_doc(r).template_config.llm_config.integration
-    return name if isinstance(name, str) else None
 
 
 def select(manifests: ManifestSet, targets: tuple[str, ...], excludes: tuple[str, ...],
@@ -48,18 +40,18 @@ def select(manifests: ManifestSet, targets: tuple[str, ...], excludes: tuple[str
             hints = [f"{u} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(u, known, n=1, cutoff=0.6))
                      else u for u in unknown]
             raise PlanError(f"--target names nothing in the manifests: {', '.join(hints)}")
-        needed = {n for r in chosen if (n := _needs(r))}
+        needed = {n for r in chosen if (n := r.integration_ref)}
         extra = [r for r in manifests.of_kind("Integration")
                  if r.name in needed and integration_doc(r).type == "LLM" and r not in chosen]
         resources = [r for r in resources if r in chosen or r in extra]
     if not excludes:
         return resources
     kept = [r for r in resources if not _named(r, excludes)]
-    left_out = {r.name: r for r in resources if r.kind == INTEGRATION.name and _named(r, excludes)
+    left_out = {r.name: r for r in INTEGRATION.among(resources) if _named(r, excludes)
                 and integration_doc(r).type == "LLM"}
     problems = []
     for r in kept:
-        name = _needs(r)
+        name = r.integration_ref
         if name in left_out and ("LLM", name) not in live.integrations:
             source = r.source("template_config.llm_config.integration")
             problems.append(f"{r.address} needs {left_out[name].address} created first, and --exclude leaves it "

@@ -11,21 +11,34 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reconciler.manifests import examples, yamlload
-from reconciler.manifests.examples import BROKEN, _jsonl, _numbered_lines, read_examples_file
+from reconciler.manifests.examples import BROKEN, _file_blocks, read_examples_file
 from reconciler.manifests.yamlload import Problem, read_text
 
 
 @given(st.text(alphabet="ab \n\r\u2028\x0c", max_size=60), st.integers(min_value=1, max_value=8))
 def test_lines_are_numbered_as_splitlines_numbers_them(text: str, block: int) -> None:
-    assert list(_numbered_lines(text, block)) == list(enumerate(text.splitlines(), 1))
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as work, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(examples, "READ_BLOCK", block)
+        path = Path(work) / "x.jsonl"
+        path.write_bytes(text.encode("utf-8"))
+        problems: list[Problem] = []
+        numbered = [(first + i, line) for first, lines in _file_blocks(str(path), "x.jsonl", problems, [])
+                    for i, line in enumerate(lines)]
+    assert problems == [] and numbered == list(enumerate(text.splitlines(), 1))
 
 
-def test_a_broken_line_past_the_first_chunk_is_reported_at_its_own_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_broken_line_past_the_first_chunk_is_reported_at_its_own_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(examples, "JSONL_CHUNK", 3)
     rows = [json.dumps({"k": i}) for i in range(10)]
     rows[7] = '{"k": 7,'  # line 9 of the file below (a blank line comes first)
     problems: list[Problem] = []
-    got, lines = _jsonl("\n" + "\n".join(rows) + "\n", "data.jsonl", problems)
+    (tmp_path / "data.jsonl").write_text("\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    found = read_examples_file(str(tmp_path / "data.jsonl"), "data.jsonl", problems)
+    assert found is not None
+    got, lines = found
     assert len(got) == 10 and got[7] is BROKEN and got[8] == {"k": 8}
     assert lines == list(range(2, 12))
     assert [(p.line, p.path) for p in problems] == [(9, "examples[7]")]

@@ -12,8 +12,10 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from reconciler import __version__, telemetry
+from reconciler import __version__, telemetry, workflow
 from reconciler.apply.executor import Outcome
+from reconciler.client.http import ApiClient, Exchange
+from reconciler.errors import ProblemError
 from reconciler.model import DesiredResource, ManifestSet
 from reconciler.plan.model import Operation, Plan, Unmanaged
 from reconciler.telemetry import Telemetry
@@ -147,26 +149,64 @@ def test_every_exchange_is_counted_by_method_and_status_and_keeps_the_run_alive(
     t.heartbeat = 0.0
     answers = iter([200, 200, 404, 503])
     http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(
-        lambda request: httpx.Response(next(answers))), event_hooks={"request": [lambda r: None]})
-    t.attach(http)
-    http.get("/a")
-    http.get("/b")
-    http.delete("/c")
-    http.post("/d")
+        lambda request: httpx.Response(next(answers), json={})))
+    with ApiClient(http, max_retries=0) as client:
+        t.attach(client)
+        client.get("/v2/a")
+        client.get("/v2/b")
+        client.delete("/v2/c", missing_ok=True)
+        with pytest.raises(ProblemError):
+            client.put("/v2/d", {})
     assert value(t, tmp_path, "reconciler_api_requests_total", method="GET", status="200") == 2
     assert value(t, tmp_path, "reconciler_api_requests_total", method="DELETE", status="404") == 1
-    assert value(t, tmp_path, "reconciler_api_requests_total", method="POST", status="503") == 1
+    assert value(t, tmp_path, "reconciler_api_requests_total", method="PUT", status="503") == 1
     assert t.heartbeat > 0
-    assert len(http.event_hooks["request"]) == 1  # the client's own hooks are kept
 
 
-def test_a_hook_already_on_the_client_still_runs_when_telemetry_attaches() -> None:
+def test_an_observer_already_on_the_client_still_runs_when_telemetry_attaches() -> None:
     seen: list[int] = []
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(204)),
-                        event_hooks={"response": [lambda r: seen.append(r.status_code)]})
-    Telemetry().attach(http)
-    http.get("/a")
+    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(204)))
+    with ApiClient(http) as client:
+        client.observers.append(lambda exchange: seen.append(exchange.status))
+        Telemetry().attach(client)
+        client.get("/v2/a")
     assert seen == [204]
+
+
+def test_with_log_requests_each_exchange_is_a_request_event_made_from_the_client_s_fields() -> None:
+    stream = io.StringIO()
+    t = Telemetry(log_format="json", stream=stream, clock=lambda: NOON, metrics=False)
+    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(
+        lambda r: httpx.Response(200, json={"spaces": []})))
+    with ApiClient(http) as client:
+        t.attach(client, log_requests=True)
+        client.get("/v2/spaces", {"limit": 100})
+    (event,) = json_lines(stream)
+    assert {k: event[k] for k in ("ts", "event", "method", "path", "status")} == {
+        "ts": "2026-01-01T12:00:00.250Z", "event": "request", "method": "GET", "path": "/v2/spaces?limit=100",
+        "status": 200}
+    assert isinstance(event["duration_s"], float) and list(event) == ["ts", "event", "method", "path", "status",
+                                                                      "duration_s"]
+
+
+def test_observers_are_told_typed_exchanges_retries_included_and_telemetry_parses_no_text() -> None:
+    answers = iter([429, 503, 200])
+    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(
+        lambda r: httpx.Response(next(answers), headers={"Retry-After": "0"}, json={"spaces": []})))
+    seen: list[Exchange] = []
+    lines: list[str] = []
+    with ApiClient(http, on_event=lines.append, trace=True, sleep=lambda s: None) as client:
+        client.observers.append(seen.append)
+        client.get("/v2/spaces", {"limit": 100, "cursor": None})
+    assert [(e.method, e.path, dict(e.params or {}), e.status, e.attempt) for e in seen] == [
+        ("GET", "/v2/spaces", {"limit": 100}, 429, 1), ("GET", "/v2/spaces", {"limit": 100}, 503, 2),
+        ("GET", "/v2/spaces", {"limit": 100}, 200, 3)]
+    assert all(isinstance(e.seconds, float) and e.seconds >= 0 for e in seen)
+    # -v's lines are made from the same fields, as before
+    assert [line for line in lines if "->" in line] == [e.line() for e in seen]
+    assert seen[0].line() == f"GET /v2/spaces?limit=100 -> 429 ({seen[0].milliseconds} ms)"
+    source = Path(telemetry.__file__).read_text(encoding="utf-8")
+    assert "import re\n" not in source and "re.compile" not in source and ".match(" not in source
 
 
 # ---------------------------------------------------------------------- what a plan sets
@@ -323,26 +363,23 @@ def test_client_lines_are_printed_as_they_are_in_text_mode() -> None:
     assert stream.getvalue() == "GET /v2/spaces -> 200 (12 ms)\n429 on GET /v2/spaces: waiting 1s (Retry-After)\n"
 
 
-def test_client_lines_become_request_and_client_events_in_json_mode() -> None:
+def test_client_lines_are_client_events_in_json_mode_never_parsed_into_requests() -> None:
     stream = io.StringIO()
     sink = Telemetry(log_format="json", stream=stream, clock=lambda: NOON).client_events()
     sink("GET /v2/spaces?limit=100 -> 200 (1250 ms)")
     sink("429 on GET /v2/spaces: waiting 1s (Retry-After)")
     assert json_lines(stream) == [
-        {"ts": "2026-01-01T12:00:00.250Z", "event": "request", "method": "GET", "path": "/v2/spaces?limit=100",
-         "status": 200, "duration_s": 1.25},
+        {"ts": "2026-01-01T12:00:00.250Z", "event": "client", "message": "GET /v2/spaces?limit=100 -> 200 (1250 ms)"},
         {"ts": "2026-01-01T12:00:00.250Z", "event": "client",
          "message": "429 on GET /v2/spaces: waiting 1s (Retry-After)"},
     ]
 
 
-def test_the_running_command_telemetry_is_set_and_restored() -> None:
-    first, second = Telemetry(), Telemetry()
-    before = telemetry.set_current(first)
-    try:
-        assert telemetry.current() is first
-        assert telemetry.set_current(second) is first
-        assert telemetry.current() is second
-    finally:
-        telemetry.set_current(before)
-    assert telemetry.current() is before
+def test_the_telemetry_is_passed_in_never_a_process_global() -> None:
+    assert not hasattr(telemetry, "current") and not hasattr(telemetry, "set_current")
+    t = Telemetry()
+    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(204)))
+    with ApiClient(http) as client:
+        assert workflow.reporter(client) is None  # nothing to report to unless connected with one
+        client.reporter = t
+        assert workflow.reporter(client) is t
