@@ -40,3 +40,54 @@ def test_a_figure_that_does_not_exist_is_an_attribute_error_naming_it() -> None:
     with pytest.raises(AttributeError, match=r"^'Telemetry' object has no attribute 'nope'$"):
         Telemetry().nope  # noqa: B018
     assert getattr(Telemetry(), "nope", None) is None
+
+
+def samples(t: Telemetry, tmp_path: Path, family: str) -> dict[tuple[tuple[str, str], ...], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    path = tmp_path / "reconciler.prom"
+    t.write_textfile(str(path))
+    return {tuple(sorted(s.labels.items())): s.value for f in text_string_to_metric_families(path.read_text())
+            if f.name == family for s in f.samples if s.name == family + "_total"}
+
+
+def test_policy_verdicts_are_counted_by_effect_from_zero_and_each_is_logged(tmp_path: Path) -> None:
+    import io
+    import json
+
+    from reconciler.plan.model import Verdict
+
+    stream = io.StringIO()
+    t = Telemetry(log_format="json", stream=stream, clock=lambda: 0.0)
+    assert samples(t, tmp_path, "reconciler_policy_verdicts") == {
+        (("effect", "deny"),): 0.0, (("effect", "require_approval"),): 0.0, (("effect", "warn"),): 0.0}
+    t.count_verdicts([Verdict("no-deletes", "deny", "Prompt/research/p", "no", "policy.yaml:3"),
+                      Verdict("review", "warn", None, "look", "policy.yaml:9"),
+                      Verdict("no-deletes", "deny", "Prompt/research/q", "no", "policy.yaml:3")])
+    assert samples(t, tmp_path, "reconciler_policy_verdicts") == {
+        (("effect", "deny"),): 2.0, (("effect", "require_approval"),): 0.0, (("effect", "warn"),): 1.0}
+    events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [{k: v for k, v in e.items() if k != "ts"} for e in events] == [
+        {"event": "policy", "rule": "no-deletes", "effect": "deny", "resource": "Prompt/research/p", "message": "no",
+         "source": "policy.yaml:3"},
+        {"event": "policy", "rule": "review", "effect": "warn", "message": "look", "source": "policy.yaml:9"},
+        {"event": "policy", "rule": "no-deletes", "effect": "deny", "resource": "Prompt/research/q", "message": "no",
+         "source": "policy.yaml:3"}]
+
+
+def test_without_metrics_verdicts_are_only_logged() -> None:
+    import io
+
+    from reconciler.plan.model import Verdict
+
+    stream = io.StringIO()
+    t = Telemetry(log_format="json", stream=stream, metrics=False)
+    t.count_verdicts([Verdict("r", "warn", None, "m", "p.yaml:1")])
+    assert '"event": "policy"' in stream.getvalue()
+    assert "registry" not in vars(t)  # no figure was built
+
+
+def test_notifications_are_counted_by_kind_and_outcome(tmp_path: Path) -> None:
+    t = Telemetry()
+    t.notifications.labels("drift", "ok").inc()
+    assert samples(t, tmp_path, "reconciler_notifications") == {(("kind", "drift"), ("outcome", "ok")): 1.0}
