@@ -26,3 +26,25 @@ def test_a_path_outside_the_api_is_refused_naming_it(make_client: Callable[..., 
     with pytest.raises(ConfigError, match=r"^refused to send GET '/v1/prompts': the path "):
         client.get("/v1/prompts")
     assert script.requests == []
+
+
+def test_the_first_429_s_retry_after_sets_the_window_the_pace_is_learnt_from(
+        make_client: Callable[..., ApiClient], script: Script) -> None:
+    from clienthelpers import problem
+
+    from reconciler.client.pacing import HEADROOM
+
+    client = make_client(script.then(*[ok()] * 10, problem(429, "Rate limit exceeded", headers={"Retry-After": "2"}),
+                                     ok()))
+    for _ in range(11):
+        client.get("/v2/things")
+    assert client.pacer.rate == pytest.approx(HEADROOM * 10 / 2.0)  # ten answers, no time, then 2 s of Retry-After
+
+
+def test_a_300_answer_is_not_a_success(make_client: Callable[..., ApiClient], script: Script) -> None:
+    from reconciler.errors import ProblemError
+
+    client = make_client(script.then(ok({"id": "x"}, status=300)))
+    with pytest.raises(ProblemError) as caught:
+        client.get("/v2/things")
+    assert caught.value.status == 300
