@@ -127,8 +127,6 @@ def address_of(doc: Mapping[str, Any]) -> str:
 def check_out_dir(out: Path, force: bool) -> None:
     """Refuse to write into a directory that holds files, unless ``force``: an export over an
     existing tree would mix old and new manifests, and overwrite files of the same name."""
-    from reconciler.errors import ConfigError
-
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not force:

@@ -40,7 +40,8 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from http import HTTPStatus
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -126,13 +127,6 @@ class WatchConfig:
     approvals: tuple[str, ...] = ()  # --approve RULE: policy rules whose require_approval is given
 
 
-@dataclass
-class _Drift:
-    """What the notices have said: the resources reported drifted and not yet reported healed."""
-
-    open: set[str] = field(default_factory=set)
-
-
 class Watcher:
     def __init__(self, config: WatchConfig, conn: Connection, telemetry: Telemetry, *,
                  out: Callable[[str], None], verbose: bool = False, rng: random.Random | None = None) -> None:
@@ -151,7 +145,7 @@ class Watcher:
         self.failures = 0
         self.ready = False
         self.finished = False
-        self.drift = _Drift()
+        self.drift_open: set[str] = set()  # what the notices said drifted and not yet healed
         self.last_drifted: list[str] | None = None
         self._git_tops = self._find_git_tops() if config.git_pull else []
 
@@ -369,14 +363,14 @@ class Watcher:
         self.last_drifted = drifted
 
     def _notify(self, n: int, found: list[str], left: list[str]) -> None:
-        new = [a for a in found if a not in self.drift.open]
+        new = [a for a in found if a not in self.drift_open]
         if new:
             self._post("drift", n, found, f"Drift detected by reconciler watch: {len(found)} resource(s) differ "
                        f"from the manifests: {_short(found)}", healed=[a for a in found if a not in left])
-        if self.drift.open | set(found) and not left:
-            self._post("healed", n, [], f"Drift healed: {_short(sorted(self.drift.open | set(found)))} "
-                       "match the manifests again", healed=sorted(self.drift.open | set(found)))
-        self.drift.open = set(left)
+        if self.drift_open | set(found) and not left:
+            self._post("healed", n, [], f"Drift healed: {_short(sorted(self.drift_open | set(found)))} "
+                       "match the manifests again", healed=sorted(self.drift_open | set(found)))
+        self.drift_open = set(left)
 
     def _post(self, kind: str, n: int, drifted: list[str], text: str, *, healed: list[str]) -> None:
         self.t.event("drift" if kind == "drift" else "healed", cycle=n, resources=drifted or None, healed=healed,
@@ -431,8 +425,6 @@ IDLE_TIMEOUT = 10.0
 MAX_CONNECTIONS = 256
 #: The longest request head read (request line and headers).
 MAX_REQUEST_HEAD = 16 * 1024
-_REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 431: "Request Header Fields Too Large",
-            400: "Bad Request", 503: "Service Unavailable"}
 
 
 def metrics_server(address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
@@ -528,7 +520,7 @@ class HealthServer:
             else:
                 status, body, kind = self.answer(parts[0], parts[1], accept)
             head_only = parts[0] == "HEAD"
-            writer.write(f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}\r\nContent-Type: {kind}\r\n"
+            writer.write(f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {kind}\r\n"
                          f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1")
                          + (b"" if head_only else body))
             await asyncio.wait_for(writer.drain(), self.idle_timeout)
@@ -567,9 +559,7 @@ def tree_stamp(paths: Sequence[str]) -> list[tuple[str, int, int]]:
     return found
 
 
-def _host(server: HealthServer | None) -> str:
-    if server is None:
-        return ""
+def _host(server: HealthServer) -> str:
     host, port = server.server_address[:2]
     name = host.decode() if isinstance(host, bytes) else str(host)
     return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"

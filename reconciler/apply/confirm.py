@@ -13,7 +13,7 @@ import copy
 import math
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reconciler.client.http import ApiClient
@@ -195,11 +195,14 @@ def _reread_integration(t: _Touched) -> None:
                     t.fresh.integrations.pop((other, t.key[2]), None)
 
 
-def _reread_prompt(t: _Touched) -> None:
-    current = t.fresh.prompts.get(t.live_key)
-    prompt_id = t.created or (current.id if current else None)
-    if prompt_id:
-        t.fresh.prompts[t.live_key] = read_prompt(t.client, prompt_id)
+def _reread_by_id(table: str, read: Callable[[ApiClient, str], Any]) -> Callable[[_Touched], None]:
+    """A prompt or an evaluator: read again by id (its create's, else the live one's) with its latest version."""
+    def reread(t: _Touched) -> None:
+        current = getattr(t.fresh, table).get(t.live_key)
+        obj_id = t.created or (current.id if current else None)
+        if obj_id:
+            getattr(t.fresh, table)[t.live_key] = read(t.client, obj_id)
+    return reread
 
 
 def _reread_dataset(t: _Touched) -> None:
@@ -212,8 +215,7 @@ def _reread_dataset(t: _Touched) -> None:
     if any(op.note == "rename" for op in t.ops):
         got = t.client.get(f"/v2/datasets/{current.id}")
         dataset = DatasetObject.read({k: v for k, v in got.items() if k != "versions"}, f"/v2/datasets/{current.id}")
-    updated = LiveDataset(dataset=dataset, examples=current.examples, experiments=current.experiments,
-                          matched=current.matched, examples_digest=current.examples_digest)
+    updated = replace(current, dataset=dataset)
     if any(op.kind != EXPERIMENT for op in t.ops):  # examples were written (or created)
         read_examples(t.client, updated, t.wanted.get(t.live_key))
     if any(op.kind == EXPERIMENT for op in t.ops):
@@ -221,16 +223,9 @@ def _reread_dataset(t: _Touched) -> None:
     t.fresh.datasets[t.live_key] = updated
 
 
-def _reread_evaluator(t: _Touched) -> None:
-    current = t.fresh.evaluators.get(t.live_key)
-    evaluator_id = t.created or (current.id if current else None)
-    if evaluator_id:
-        t.fresh.evaluators[t.live_key] = read_evaluator(t.client, evaluator_id)
-
-
 #: How each registered kind (``reconciler.kinds``) is read again after apply; restrictions are listed
 #: again as a whole (``_relist_restrictions``) whenever the plan touched one.
 REREADS: Mapping[str, Callable[[_Touched], None]] = {
-    "Integration": _reread_integration, "Prompt": _reread_prompt, "Dataset": _reread_dataset,
-    "Evaluator": _reread_evaluator, "ResourceRestriction": lambda t: None,
+    "Integration": _reread_integration, "Prompt": _reread_by_id("prompts", read_prompt), "Dataset": _reread_dataset,
+    "Evaluator": _reread_by_id("evaluators", read_evaluator), "ResourceRestriction": lambda t: None,
 }

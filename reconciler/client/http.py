@@ -88,7 +88,6 @@ MAX_THROTTLED = 30
 #: The base URL requests carry when served in-process (never resolved: no socket is opened).
 EMULATOR_BASE_URL = "http://emulator.invalid"
 
-_IDEMPOTENT = frozenset({"GET", "PUT", "PATCH", "DELETE"})
 #: Failures that prove the request was never sent: safe to retry for every method.
 _NOT_SENT: tuple[type[Exception], ...] = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 #: Failures after which the request may have reached the service: retried for idempotent methods,

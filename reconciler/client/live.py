@@ -33,6 +33,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
@@ -157,9 +158,9 @@ def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[
     """One space's list of one kind; its result is the per-resource reads of the declared ones in it."""
     def run() -> list[Task]:
         reads: list[Task] = []
-        path = SPACED_LISTS[kind][0]
+        path, list_key = SPACED_LISTS[kind]
         table = getattr(live, KIND_SPECS[kind].table)
-        for item in _space_list(client, space_id, kind)():
+        for item in client.paginate(path, list_key, {"space_id": space_id}, limit=LIST_LIMIT):
             obj = _LISTED[kind](item, path)
             key = (space_id, item["name"])
             table[key] = obj
@@ -170,7 +171,7 @@ def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[
 
 def _dataset_reads(client: ApiClient, dataset: LiveDataset, key: tuple[str, str],
                    declared: Mapping[str, set[tuple[str, str]]], wanted: Mapping[Any, Any]) -> list[Task]:
-    reads: list[Task] = [_read_examples(client, dataset, wanted.get(key))] if key in declared["datasets"] else []
+    reads: list[Task] = [partial(read_examples, client, dataset, wanted.get(key))] if key in declared["datasets"] else []
     return reads + [_read_experiments(client, dataset)] if key in declared["retention"] else reads
 
 
@@ -201,11 +202,9 @@ def minimum_requests(live: LiveState, scope: ReadScope) -> int:
     total += pages(len(live.spaces)) + pages(len(live.organizations)) + pages(len(live.restrictions))
     space_ids = {sid for s in scope.spaces if (sid := live.space_id(s)) is not None}
     kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
-    by_kind: Mapping[str, Mapping[tuple[str, str], Any]] = {
-        "Prompt": live.prompts, "Dataset": live.datasets, "Evaluator": live.evaluators}
     for sid in space_ids:
         for kind in kinds:
-            total += pages(sum(1 for s, _ in by_kind[kind] if s == sid))
+            total += pages(sum(1 for s, _ in getattr(live, KIND_SPECS[kind].table) if s == sid))
     for key in _declared(live, scope.prompts):
         if key in live.prompts:
             total += pages(live.prompts[key].version_count or 0)
@@ -230,11 +229,6 @@ def _declared(live: LiveState, keys: Iterable[tuple[str, str]]) -> list[tuple[st
     return sorted(out)
 
 
-def _space_list(client: ApiClient, space_id: str, kind: str) -> Callable[[], list[dict[str, Any]]]:
-    path, key = SPACED_LISTS[kind]
-    return lambda: client.paginate(path, key, {"space_id": space_id}, limit=LIST_LIMIT)
-
-
 def _read_prompt_versions(client: ApiClient, prompt: LivePrompt) -> Callable[[], None]:
     def read() -> None:
         path = f"/v2/prompts/{path_segment(prompt.id)}/versions"
@@ -254,13 +248,6 @@ def labels_of(versions: list[PromptVersionObject]) -> dict[str, str]:
         for name in version.label_names():
             labels.setdefault(name, version.id)
     return labels
-
-
-def _read_examples(client: ApiClient, dataset: LiveDataset,
-                   wanted: tuple[str, list[Any]] | None) -> Callable[[], None]:
-    def read() -> None:
-        read_examples(client, dataset, wanted)
-    return read
 
 
 def wanted_examples(desired: ManifestSet, live: LiveState) -> dict[tuple[str, str], tuple[str, list[Any]]]:
@@ -371,13 +358,6 @@ def _read_evaluator(client: ApiClient, evaluator: LiveEvaluator) -> Callable[[],
 
 
 # ---------------------------------------------------------------- normalisation
-
-#: Fields the service sets; never compared. (``essence`` keeps only managed fields anyway: this
-#: list documents what is deliberately left out.)
-SERVER_SET_FIELDS = frozenset({
-    "id", "created_at", "updated_at", "created_by_user_id", "commit_hash", "prompt_id", "evaluator_id",
-    "space_id", "dataset_id", "dataset_version_id", "versions", "version", "labels",
-})
 
 _PROMPT_VERSION_FIELDS = ("provider", "model", "messages", "input_variable_format", "invocation_params",
                           "provider_params")

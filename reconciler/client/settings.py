@@ -42,7 +42,6 @@ GLOBAL_HOST = "api.llmops.example"
 REGIONAL_HOST_TEMPLATE = "api.{region}.llmops.example"
 #: Allowed regions; the first is the default the spec names.
 REGIONS = ("eu-west-1a", "ca-central-1a")
-DEFAULT_REGION = REGIONS[0]
 
 BASE_URL_ENV = "RECONCILER_BASE_URL"
 API_KEY_ENV = "RECONCILER_API_KEY"

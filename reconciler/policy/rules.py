@@ -26,7 +26,6 @@ from reconciler.manifests.yamlload import Problem, YamlDocument
 from reconciler.model import KINDS, SPACED_KINDS
 from reconciler.policy import fields as F
 
-EFFECTS = ("deny", "require_approval", "warn")
 RULE_ACTIONS = ("create", "update", "delete", "replace")
 MATCH_KINDS = (*KINDS, "Experiment")
 VARIABLES = ("op", "before", "after", "plan")

@@ -19,7 +19,8 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reconciler.kinds import PROMPT, RESTRICTION
@@ -55,7 +56,7 @@ class NotWritten:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"address": self.address, "path": self.path, "reason": self.reason}
+        return asdict(self)
 
     def __str__(self) -> str:
         return f"{self.address}: {self.path}: {self.reason}" if self.path else f"{self.address}: {self.reason}"
@@ -443,7 +444,7 @@ class Puller:
                                                       f"JSONL examples files are edited ({edit.count()} examples "
                                                       "differ): not written"))
             return
-        before = self._text[path][1] if path in self._text else _read_text(path)
+        before = self._text[path][1] if path in self._text else Path(path).read_bytes().decode("utf-8")
         lines = before.splitlines(keepends=True)
         newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
         compact = not lines or '": ' not in lines[0]
@@ -506,11 +507,6 @@ def _patches(f: YamlFile, d: Doc, r: DesiredResource) -> bool:
 
     return (text("kind") == "Patch" and text("target") == f"{r.kind}/{r.name}"
             and (r.space is None or text("space") == r.space))
-
-
-def _read_text(path: str) -> str:
-    with open(path, "rb") as fh:
-        return fh.read().decode("utf-8")
 
 
 def _canon(value: Any) -> str:
