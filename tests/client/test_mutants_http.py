@@ -48,3 +48,15 @@ def test_a_300_answer_is_not_a_success(make_client: Callable[..., ApiClient], sc
     with pytest.raises(ProblemError) as caught:
         client.get("/v2/things")
     assert caught.value.status == 300
+
+
+def test_a_success_that_is_not_json_is_an_error_naming_the_call(make_client: Callable[..., ApiClient],
+                                                                script: Script) -> None:
+    import httpx
+
+    from reconciler.errors import TransportError
+
+    client = make_client(script.then(httpx.Response(200, content=b"<html>")))
+    with pytest.raises(TransportError) as caught:
+        client.get("/v2/things")
+    assert str(caught.value) == "GET /v2/things: 200 answer is not JSON"
