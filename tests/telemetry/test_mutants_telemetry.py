@@ -91,3 +91,22 @@ def test_notifications_are_counted_by_kind_and_outcome(tmp_path: Path) -> None:
     t = Telemetry()
     t.notifications.labels("drift", "ok").inc()
     assert samples(t, tmp_path, "reconciler_notifications") == {(("kind", "drift"), ("outcome", "ok")): 1.0}
+
+
+def test_a_request_event_gives_the_exchange_s_duration_in_seconds() -> None:
+    import io
+    import json
+
+    import httpx
+
+    from reconciler.client.http import ApiClient, Exchange
+
+    stream = io.StringIO()
+    t = Telemetry(log_format="json", stream=stream, metrics=False)
+    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(200)))
+    with ApiClient(http) as client:
+        t.attach(client, log_requests=True)
+        for observe in client.observers:  # an exchange that took 1.25 s, as the client tells it
+            observe(Exchange("GET", "/v2/spaces", None, 200, 1.25, 1))
+    (event,) = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert event["duration_s"] == 1.25
