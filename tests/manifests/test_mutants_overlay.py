@@ -93,3 +93,30 @@ def test_a_whole_document_may_come_from_a_variable(tmp_path: Path) -> None:
         "  version: {commit_message: c, provider: VENDOR_A, messages: [{role: user, content: hi}]}\n")
     ms = load(tmp_path, "var: whole\n", var_files=(str(tmp_path / "v.yaml"),))
     assert description(ms) == "from-a-file"
+
+
+def test_a_reference_in_a_list_document_is_named_at_its_item_and_line(tmp_path: Path) -> None:
+    assert refused(tmp_path, "- a\n- '${var.nope}'\n") == [
+        "0.yaml:1:1: document 1: a manifest document must be a mapping with kind and name, got a list",
+        "0.yaml:2:3: 1: " + UNDEFINED.split(": ", 2)[2]]
+
+
+@pytest.mark.parametrize("defined", [(), ("a", "b")], ids=["undefined", "mappings"])
+def test_names_that_failed_to_substitute_are_not_also_one_name_declared_twice(
+        tmp_path: Path, defined: tuple[str, ...]) -> None:
+    # Each name keeps the text it was written with: two documents are not both named ''.
+    (tmp_path / "v.yaml").write_text("".join(f"{name}: {{k: v}}\n" for name in defined) or "other: 1\n")
+    first, second = (PROMPT.format(description="d").replace("name: p", f"name: 'x${{var.{n}}}'") for n in "ab")
+    problems = refused(tmp_path, first, second, var_files=(str(tmp_path / "v.yaml"),))
+    assert len(problems) == 2
+    assert [p.split(": ")[0] for p in problems] == ["0.yaml:3:7", "1.yaml:3:7"]
+    assert not any("declared twice" in p for p in problems)
+
+
+def test_a_patch_changes_the_document_of_its_space_not_the_same_name_in_another_space(tmp_path: Path) -> None:
+    research = PROMPT.format(description="research-base")
+    other = PROMPT.format(description="other-base").replace("space: research", "space: other")
+    patch = "kind: Patch\ntarget: Prompt/p\nspace: research\npatch: {description: patched}\n"
+    ms = load(tmp_path, research, other, patch)
+    assert {p.space: p.spec.get("description") for p in ms.of_kind("Prompt")} == {
+        "research": "patched", "other": "other-base"}

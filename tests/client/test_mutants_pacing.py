@@ -1,0 +1,92 @@
+"""Pacing at the exact edges its rules draw (mutation testing found them unpinned): the first
+second of the climb, a Retry-After longer than a second, the burst's size, two 429s at one clock
+reading, and the 5% change that is announced. On a fake clock; nothing sleeps."""
+
+from __future__ import annotations
+
+import pytest
+from clienthelpers import FakeClock
+
+from reconciler.client.pacing import DECREASE, HEADROOM, INCREASE, Pacer
+
+
+def first_429(answers: int, retry_after: float | None,
+              events: list[str] | None = None) -> tuple[Pacer, FakeClock]:
+    """A pacer whose first 429 came at once after ``answers`` answers (the window is then the
+    Retry-After alone, or one second without it)."""
+    clock = FakeClock()
+    pacer = Pacer(clock=clock, sleep=clock.sleep, on_event=None if events is None else events.append)
+    for _ in range(answers):
+        pacer.answered(pacer.acquire())
+    pacer.throttled(pacer.acquire(), retry_after)
+    return pacer, clock
+
+
+def test_a_first_retry_after_of_two_seconds_counts_two_seconds() -> None:
+    pacer, _ = first_429(answers=10, retry_after=2.0)
+    assert pacer.rate == pytest.approx(HEADROOM * 10 / 2.0)
+
+
+def test_the_rate_climbs_one_second_after_a_429_without_retry_after() -> None:
+    pacer, clock = first_429(answers=10, retry_after=None)
+    learnt = pacer.rate
+    assert learnt == pytest.approx(HEADROOM * 10 / 1.0)
+    clock.now += 1.0  # exactly one second of quiet: one second of climb, as quiet as one second
+    pacer.acquire()
+    assert pacer.rate == pytest.approx(learnt * (1.0 + INCREASE * 1.0 * 1.0))
+
+
+def test_a_429_after_as_many_answers_as_the_burst_holds_halves_the_burst() -> None:
+    pacer, clock = first_429(answers=200, retry_after=1.0)
+    assert pacer.rate == 197.0  # HEADROOM * 200 answers / 1 s, exactly
+    clock.now += 10.0
+    for _ in range(198):  # a burst of 197 answers and the one sent at its slot: the banked burst
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, 1.0)
+    assert (pacer.rate, pacer.burst_s) == (197.0, 0.5)
+
+
+def test_a_halved_burst_holds_half_as_many_answers() -> None:
+    pacer, clock = first_429(answers=200, retry_after=1.0)
+    clock.now += 1.0
+    pacer.answered(clock.now)
+    pacer.throttled(clock.now, 1.0)  # one answer in the burst: it halves
+    assert pacer.burst_s == 0.5
+    clock.now += 4.0
+    for _ in range(150):  # more than the half burst holds (99.5): a window that measures
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, 1.0)
+    assert pacer.burst_s == 0.5
+    assert pacer.rate == pytest.approx(HEADROOM * 150 / 4.0)
+
+
+def test_two_429s_at_one_clock_reading_slow_down_without_measuring() -> None:
+    events: list[str] = []
+    pacer, clock = first_429(answers=10, retry_after=3.0, events=events)
+    learnt = pacer.rate
+    assert learnt == pytest.approx(HEADROOM * 10 / 3.0)
+    for _ in range(5):  # more answers than its burst holds, and a 429 at the same clock reading (a coarse clock)
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, 1.0)
+    assert pacer.rate == pytest.approx(learnt * DECREASE)
+    assert events[-1] == f"rate limited: pacing requests at {learnt * DECREASE:.1f}/s " \
+                         "(too few answers to measure; slowing down)"
+
+
+def test_a_change_of_exactly_five_percent_is_not_announced_and_more_is() -> None:
+    events: list[str] = []
+    pacer, clock = first_429(answers=125, retry_after=1.0, events=events)
+    assert pacer.rate == 123.125
+    assert len(events) == 1
+    clock.now += 4.0
+    for _ in range(525):
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, 1.0)
+    assert pacer.rate == 129.28125  # 5% more, exactly
+    assert len(events) == 1
+    clock.now += 4.0
+    for _ in range(560):
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, 1.0)
+    assert pacer.rate == pytest.approx(HEADROOM * 140)  # 6.7% more
+    assert events[1:] == [f"rate limited: pacing requests at {HEADROOM * 140:.1f}/s (560 answers in 4.0s since the last 429)"]
