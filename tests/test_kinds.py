@@ -5,6 +5,7 @@ the registry and the emulator branches on ``kind`` compared with a string litera
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 from reconciler.kinds import DELETE_ORDER, DOCUMENT_KINDS, EXPERIMENT, KIND_SPECS, KINDS, PRUNE_ORDER
@@ -29,18 +30,23 @@ def _literals(node: ast.expr) -> list[str]:
     return []
 
 
-def kind_literal_comparisons() -> dict[str, int]:
-    """``path -> how many comparisons`` (==, !=, in, not in) hold a kind's name as a string literal."""
+def _comparisons(holds: Callable[[ast.expr], bool]) -> dict[str, int]:
+    """``path -> how many comparisons`` (==, !=, in, not in, is) outside the exempt modules have a
+    side that ``holds``."""
     found: dict[str, int] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
         if rel.startswith(EXEMPT):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Compare) and any(set(_literals(side)) & KIND_NAMES
-                                                     for side in (node.left, *node.comparators)):
+            if isinstance(node, ast.Compare) and any(holds(side) for side in (node.left, *node.comparators)):
                 found[rel] = found.get(rel, 0) + 1
     return found
+
+
+def kind_literal_comparisons() -> dict[str, int]:
+    """``path -> how many comparisons`` hold a kind's name as a string literal."""
+    return _comparisons(lambda side: bool(set(_literals(side)) & KIND_NAMES))
 
 
 def test_no_module_outside_the_registry_compares_a_kind_with_a_string_literal() -> None:
@@ -84,16 +90,7 @@ def _is_kind_constant(node: ast.expr) -> bool:
 
 def kind_constant_comparisons() -> dict[str, int]:
     """``path -> how many comparisons`` hold one of the registry's kind constants on a side."""
-    found: dict[str, int] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith(EXEMPT):
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Compare) and any(_is_kind_constant(side)
-                                                     for side in (node.left, *node.comparators)):
-                found[rel] = found.get(rel, 0) + 1
-    return found
+    return _comparisons(_is_kind_constant)
 
 
 def test_comparisons_of_a_kind_with_a_registry_constant_are_the_few_allowed() -> None:
