@@ -42,3 +42,33 @@ def test_a_refusal_naming_an_id_made_earlier_in_the_apply_is_explained_with_its_
     assert [(o.status, o.detail) for o in report.outcomes] == [
         ("applied", None), (FAILED, "422 Boom: Integration/made is not an LLM integration")]
     assert seen == [{"made": {"id": "ID1"}}]
+
+
+def test_fail_fast_stops_an_operation_a_worker_took_just_before_another_failed(monkeypatch: Any) -> None:
+    """Two workers: one takes ``a`` while ``b`` is still running; ``b`` fails before ``a``'s call goes
+    out. With --fail-fast, ``a`` is not sent and the report says why (the interleaving is forced: the
+    worker holding ``a`` waits, between taking it and sending it, until ``b``'s failure is recorded)."""
+    import threading
+
+    from reconciler.apply import executor
+
+    failed = threading.Event()
+    real = executor.Outcome
+
+    def outcome(op: Operation, *args: Any, **kw: Any) -> Outcome:
+        if getattr(op, "id", None) == "a" and args[:2] == (FAILED, "the call raised unexpectedly"):
+            assert failed.wait(30)  # the placeholder a worker makes just before it sends its call
+        return real(op, *args, **kw)
+
+    monkeypatch.setattr(executor, "Outcome", outcome)
+    rec = Recorder({"/v2/things/b": problem(422, "bad")})
+    plan = Plan(operations=(op("a", "PATCH", "/v2/things/a", {"x": 1}), op("b", "PATCH", "/v2/things/b", {"x": 2})))
+
+    def done(o: Outcome) -> None:
+        if o.op.id == "b":
+            failed.set()
+
+    report = execute(plan, client(rec), parallelism=2, fail_fast=True, on_done=done)
+    assert [(o.op.id, o.status, o.detail) for o in report.outcomes] == [
+        ("a", "skipped", "not started: --fail-fast after an earlier failure"), ("b", FAILED, "422 Boom: bad")]
+    assert rec.sent == ["PATCH /v2/things/b"]

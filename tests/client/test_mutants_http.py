@@ -60,3 +60,78 @@ def test_a_success_that_is_not_json_is_an_error_naming_the_call(make_client: Cal
     with pytest.raises(TransportError) as caught:
         client.get("/v2/things")
     assert str(caught.value) == "GET /v2/things: 200 answer is not JSON"
+
+
+# ---------------------------------------------------------------------- a create whose answer was lost
+
+
+def _reread(client: ApiClient, calls: list[str]) -> Callable[[], dict[str, str] | None]:
+    """What apply does after a create whose answer was lost: list the collection, find the name."""
+    def recover() -> dict[str, str] | None:
+        calls.append("reread")
+        items = client.get("/v2/integrations")["integrations"]
+        return next((i for i in items if i["name"] == "x"), None)
+    return recover
+
+
+def test_a_create_met_by_409_after_a_lost_answer_whose_reread_fails_names_the_create(
+        make_client: Callable[..., ApiClient], script: Script) -> None:
+    from clienthelpers import problem
+
+    from reconciler.errors import AmbiguousWriteError
+
+    client = make_client(script.then(problem(502, "Bad Gateway"), ok({"integrations": []}), problem(409, "Conflict"),
+                                     problem(403, "Forbidden", "no read")), max_retries=3)
+    calls: list[str] = []
+    with pytest.raises(AmbiguousWriteError) as caught:
+        client.post("/v2/integrations", {"name": "x"}, recover=_reread(client, calls))
+    assert str(caught.value) == (
+        "POST /v2/integrations: the create may or may not have taken effect, and re-reading to find out failed "
+        "(GET /v2/integrations: 403 Forbidden: no read)")
+    assert (caught.value.method, caught.value.path) == ("POST", "/v2/integrations")
+    assert script.methods == ["POST", "GET", "POST", "GET"] and calls == ["reread", "reread"]
+
+
+def test_a_create_without_a_reread_whose_answer_was_lost_says_to_plan_again(
+        make_client: Callable[..., ApiClient], script: Script) -> None:
+    from clienthelpers import problem
+
+    from reconciler.errors import AmbiguousWriteError
+
+    client = make_client(script.then(problem(502, "Bad Gateway")), max_retries=3)
+    with pytest.raises(AmbiguousWriteError) as caught:
+        client.post("/v2/integrations", {"name": "x"})
+    assert str(caught.value) == ("POST /v2/integrations: 502 Bad Gateway; the create may or may not have taken "
+                                 "effect (re-run plan to see)")
+    assert script.methods == ["POST"]
+
+
+def test_a_create_found_by_its_reread_is_not_sent_again_and_each_step_is_told(
+        make_client: Callable[..., ApiClient], script: Script) -> None:
+    from clienthelpers import problem
+
+    events: list[str] = []
+    client = make_client(script.then(problem(502, "Bad Gateway"), ok({"integrations": [{"id": "I1", "name": "x"}]})),
+                         max_retries=3, on_event=events.append)
+    calls: list[str] = []
+    assert client.post("/v2/integrations", {"name": "x"}, recover=_reread(client, calls)) == {"id": "I1", "name": "x"}
+    assert script.methods == ["POST", "GET"]
+    assert [e.split(": retrying in")[0] for e in events] == [
+        "502 Bad Gateway on POST /v2/integrations",
+        "POST /v2/integrations: the earlier attempt had taken effect; not sending it again"]
+
+
+def test_a_create_whose_answers_keep_timing_out_gives_up_counting_its_attempts(
+        make_client: Callable[..., ApiClient], script: Script) -> None:
+    import httpx
+
+    from reconciler.errors import TransportError
+
+    client = make_client(script.then(httpx.ReadTimeout("timed out"), ok({"integrations": []}),
+                                     httpx.ReadTimeout("timed out"), ok({"integrations": []})), max_retries=1)
+    calls: list[str] = []
+    with pytest.raises(TransportError) as caught:
+        client.post("/v2/integrations", {"name": "x"}, recover=_reread(client, calls))
+    assert str(caught.value).startswith("POST /v2/integrations: ")
+    assert str(caught.value).endswith(" (gave up after 2 attempts)")
+    assert script.methods == ["POST", "GET", "POST", "GET"]

@@ -3,8 +3,14 @@ made or removed by hand, a prompt restricted by hand, objects without a version 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import pytest
+from click.testing import CliRunner, Result
+
+from reconciler.cli import main
 from reconciler.model import LiveEvaluator, LivePrompt, LiveState, RestrictionObject
 from reconciler.plan.planner import make_plan
 from tests.plan.helpers import RESEARCH, live_llm, manifests, res, state
@@ -57,3 +63,25 @@ def test_objects_without_a_version_are_pinned_too() -> None:
     before, after = fingerprints(versions=False), fingerprints()
     assert before["Prompt/research/p"] != after["Prompt/research/p"]
     assert before["Evaluator/research/ev"] != after["Evaluator/research/ev"]
+
+
+def test_a_saved_plan_pinning_a_kind_this_reconciler_does_not_know_is_stale_not_a_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edited plan file's pin of an unknown kind names no live object: apply refuses the plan as stale,
+    before any write, like a pin whose object is gone."""
+    monkeypatch.setenv("RECONCILER_API_KEY", "admin-key")
+    monkeypatch.chdir(tmp_path)
+    Path("tree.yaml").write_text("kind: Dataset\nspace: default\nname: d\nexamples: [{q: 1}]\n")
+
+    def cli(*args: str) -> Result:
+        return CliRunner().invoke(main, [*args, "--emulator", str(tmp_path / "live.db")], catch_exceptions=False)
+
+    assert cli("plan", "tree.yaml", "--out", "plan.json").exit_code == 0
+    data = json.loads(Path("plan.json").read_text())
+    data["pins"]["Gadget/x"] = ["Gadget", "default", "x"]
+    Path("plan.json").write_text(json.dumps(data))
+    result = cli("apply", "plan.json")
+    assert result.exit_code == 1
+    assert "the plan file plan.json is stale: live state changed since it was made for Gadget/x. Make a new plan." \
+        in result.output
+    assert "Traceback" not in result.output

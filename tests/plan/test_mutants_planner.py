@@ -104,3 +104,17 @@ def test_the_ownership_s_ignore_changes_leave_a_difference_as_live_and_name_a_ru
     assert [(i.address, i.path, i.before, i.after) for i in plan.ignored] == [
         ("Integration/a", "config.is_function_calling_enabled", False, True)]
     assert plan.warnings == ("Ownership/team: ignore_changes match ['Prompt/none*'] matches no declared resource",)
+
+
+def test_account_wide_resources_of_one_name_are_not_duplicates_even_beside_a_space_named_none() -> None:
+    """An LLM and an AGENT integration may share a name; they have no space, so a live space whose name
+    is the word "None" is not theirs and does not make them one resource declared twice."""
+    from reconciler.model import LiveSpace
+    from tests.plan.helpers import key, llm
+
+    live = state()
+    live.spaces.append(LiveSpace.model_validate({"id": "U3BhY2U6Nw", "name": "None", "organization_id": "T3JnOjE"}))
+    agent = res("Integration", "x", type="AGENT", config={"endpoint": "https://a.example/run"})
+    plan = make_plan(manifests(llm("x", api_key=key()), agent), live)
+    assert [(op.id, op.method) for op in plan.operations] == [
+        ("Integration/LLM/x#create", "POST"), ("Integration/AGENT/x#create", "POST")]

@@ -157,3 +157,17 @@ def test_a_restriction_already_there_is_no_change_and_another_type_is_a_warning(
     plan = make_plan(load_manifests(["r.yaml"]), seen(("PROJECT", "RGFzaDox")))
     assert plan.warnings == ("ResourceRestriction/dash: resource_type is DASHBOARD, but the service reports "
                              "RGFzaDox as a PROJECT, and it is restricted (r.yaml:3)",)
+
+
+def test_a_conflict_is_found_whatever_prompts_come_before_the_unrestricted_one() -> None:
+    """Prompts that say nothing of restriction, or are restricted, come first in the tree: the one that
+    says ``restricted: false`` is still the one a restriction of its id contradicts."""
+    pr = res("ResourceRestriction", "pr", resource_type="PROMPT", resource_id="UHI6MQ")
+    quiet = res("Prompt", "q", "research", version=VERSION)
+    restricted = res("Prompt", "r", "research", restricted=True, version=VERSION)
+    p = res("Prompt", "p", "research", restricted=False, version=VERSION)
+    with pytest.raises(PlanError) as err:
+        make_plan(manifests(quiet, restricted, pr, p), seen())
+    assert str(err.value) == (
+        "cannot plan:\n  ResourceRestriction/pr: resource_id: UHI6MQ is the id of Prompt/research/p, whose manifest "
+        "says restricted: false; declare the restriction in one place")

@@ -4,6 +4,7 @@ does not exist."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import prometheus_client.metrics
@@ -110,3 +111,41 @@ def test_a_request_event_gives_the_exchange_s_duration_in_seconds() -> None:
             observe(Exchange("GET", "/v2/spaces", None, 200, 1.25, 1))
     (event,) = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert event["duration_s"] == 1.25
+
+
+class _Gate:
+    """Stands for the telemetry's build lock: each thread that reaches it (its figures not built yet)
+    says so, then waits until the test lets it through; the real lock still serialises them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.arrived = {name: threading.Event() for name in ("first", "second")}
+        self.go = {name: threading.Event() for name in ("first", "second")}
+
+    def __enter__(self) -> None:
+        name = threading.current_thread().name
+        self.arrived[name].set()
+        assert self.go[name].wait(30)
+        self.lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def test_two_threads_reaching_the_unbuilt_figures_at_once_count_into_one_registry(tmp_path: Path) -> None:
+    """Two apply workers finish their first operations together: both find the figures not built; the
+    first builds them and counts; the second must count into the same figures, not build new ones (which
+    would drop the first count from the metrics file)."""
+    t = Telemetry()
+    gate = _Gate()
+    t._build_lock = gate  # type: ignore[assignment]
+    threads = {name: threading.Thread(target=t.observe_outcome, args=("create", "applied"), name=name)
+               for name in ("first", "second")}
+    for name, thread in threads.items():
+        thread.start()
+        assert gate.arrived[name].wait(30)
+    gate.go["first"].set()
+    threads["first"].join(30)
+    gate.go["second"].set()
+    threads["second"].join(30)
+    assert samples(t, tmp_path, "reconciler_apply_operations")[(("action", "create"), ("outcome", "applied"))] == 2
