@@ -49,7 +49,8 @@ def test_an_exception_in_the_app_reaches_the_client_as_a_dropped_connection() ->
     calls: list[int] = []
     transport = InProcessTransport(app_failing_first(calls))
     with httpx.Client(base_url="http://emulator.invalid", transport=transport) as http, \
-            pytest.raises(httpx.RemoteProtocolError):
+            pytest.raises(httpx.RemoteProtocolError,
+                          match=r"^the in-process emulator dropped the request \(ConnectionResetError\)$"):
         http.get("/v2/x")
 
 

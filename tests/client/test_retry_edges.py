@@ -41,7 +41,7 @@ def test_exactly_max_retries_are_made_after_the_first_attempt(make_client: Calla
     script.then(problem(503, "down"), problem(503, "down"), ok({"n": 1}))
     assert make_client(script, max_retries=2).get("/v2/x") == {"n": 1}
     script2 = Script().then(problem(503, "down"))
-    with pytest.raises(ProblemError):
+    with pytest.raises(ProblemError, match=r"^GET /v2/x: 503 down$"):
         make_client(script2, max_retries=2).get("/v2/x")
     assert len(script2.requests) == 3
 
@@ -95,7 +95,7 @@ def test_a_retry_after_with_spaces_is_read() -> None:
 def test_the_backoff_doubles_from_the_base_then_stays_at_the_cap(make_client: Callable[..., ApiClient],
                                                                  script: Script, clock: FakeClock) -> None:
     script.then(problem(503, "down"))
-    with pytest.raises(ProblemError):
+    with pytest.raises(ProblemError, match=r"^GET /v2/x: 503 down$"):
         make_client(script, max_retries=10, backoff_base=1.0).get("/v2/x")
     rng = random.Random(7)
     expected = []
@@ -121,7 +121,7 @@ def test_a_refused_connection_is_retried_at_most_as_often_as_max_retries_allows(
         make_client: Callable[..., ApiClient], script: Script) -> None:
     events: list[str] = []
     script.then(httpx.ConnectError("[Errno 111] Connection refused"))
-    with pytest.raises(TransportError):
+    with pytest.raises(TransportError, match=r"^GET /v2/x: cannot reach api\.test\.example: connection refused \(nothing listens there\) \(gave up after 2 attempts\)$"):
         make_client(script, max_retries=1, on_event=events.append).get("/v2/x")
     assert len(script.requests) == 2
     assert events == ["cannot reach api.test.example: connection refused (nothing listens there): retrying for up to 5s"]
@@ -137,7 +137,7 @@ def test_a_refused_connection_is_not_retried_past_the_connect_budget(script: Scr
     script.then(refuse)
     http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(script))
     client = ApiClient(http, sleep=lambda s: None, clock=clock, timeout=httpx.Timeout(30.0, connect=3.0))
-    with pytest.raises(TransportError):
+    with pytest.raises(TransportError, match=r"^GET /v2/x: cannot reach 127\.0\.0\.1:9: connection refused .*\(gave up after 2 attempts\)$"):
         client.get("/v2/x")
     assert len(script.requests) == 2  # 2 s, then 4 s: past the 3 s budget
 

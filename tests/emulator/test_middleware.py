@@ -245,7 +245,7 @@ def test_in_process_a_reset_surfaces_as_an_exception() -> None:
         async with httpx.AsyncClient(transport=transport, base_url="http://emulator") as api:
             await api.get("/v2/prompts", headers={"Authorization": f"Bearer {ADMIN}"})
 
-    with pytest.raises(ConnectionDropped):
+    with pytest.raises(ConnectionDropped, match=r"^injected fault: connection reset$"):
         asyncio.run(call())
     emu.store.close()
 

@@ -155,7 +155,7 @@ def test_every_exchange_is_counted_by_method_and_status_and_keeps_the_run_alive(
         client.get("/v2/a")
         client.get("/v2/b")
         client.delete("/v2/c", missing_ok=True)
-        with pytest.raises(ProblemError):
+        with pytest.raises(ProblemError, match=r"^PUT /v2/d: 503 Service Unavailable"):
             client.put("/v2/d", {})
     assert value(t, tmp_path, "reconciler_api_requests_total", method="GET", status="200") == 2
     assert value(t, tmp_path, "reconciler_api_requests_total", method="DELETE", status="404") == 1
