@@ -172,6 +172,8 @@ def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str
         "| module | part | mutants | killed | equivalent | surviving | not run | score |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
+    scores: dict[str, float] = {}
+    counts = {"equivalent": 0, "surviving": 0, "not run": 0}
     for path, r in results.items():
         part = "all" if SCOPE[path] is None else ", ".join(f"`{f}`" for f in SCOPE[path] or ())
         if not r.total:
@@ -179,12 +181,22 @@ def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str
             continue
         eq = [m for m in r.survived if m in equivalents]
         denominator = r.total - len(eq) - len(r.unchecked)
-        score = f"{100 * len(r.killed) / denominator:.1f}%" if denominator else "-"
+        if denominator:
+            scores[path] = 100 * len(r.killed) / denominator
+        score = f"{scores[path]:.1f}%" if denominator else "-"
+        counts["equivalent"] += len(eq)
+        counts["surviving"] += len(r.survived) - len(eq)
+        counts["not run"] += len(r.unchecked)
         lines.append(f"| `{path}` | {part} | {r.total} | {len(r.killed)} | {len(eq)} | "
                      f"{len(r.survived) - len(eq)} | {len(r.unchecked)} | {score} |")
     totals = [sum(x) for x in zip(*((r.total, len(r.killed)) for r in results.values()), strict=True)] \
         if results else [0, 0]
-    lines += ["", f"In all: {totals[1]} of {totals[0]} mutants killed.", ""]
+    summary = (f"In all: {totals[1]} of {totals[0]} mutants killed, {counts['equivalent']} equivalent, "
+               f"{counts['surviving']} surviving unexplained, {counts['not run']} not run.")
+    if scores:
+        lowest = min(scores, key=lambda p: (scores[p], p))
+        summary += f" Lowest module: `{lowest}` at {scores[lowest]:.1f}%."
+    lines += ["", summary, ""]
     lines += ["## Surviving mutants", ""]
     any_survivor = False
     for path, r in results.items():
