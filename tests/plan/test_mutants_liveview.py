@@ -476,3 +476,31 @@ def test_an_evaluator_with_no_version_live_has_every_template_field_absent() -> 
         ("template_config.llm_config.model_name", "m", ABSENT)]
     assert edits(evaluator(description="live words"), evaluator_live(None, description="live words")) != []
     assert edits(evaluator(), evaluator_live(None, description=None)) == edits(evaluator(), evaluator_live(None))
+
+
+def test_a_declared_preset_live_lacks_does_not_stop_the_others_being_compared() -> None:
+    live = state({**AGENT, "config": {**AGENT["config"], "request_presets": [
+        {"name": "cold", "description": None, "config": {"t": 2}}]}})
+    declared = [{"name": "gone", "config": {}}, {"name": "cold", "config": {"t": 1}}]
+    assert edits(agent(request_presets=declared), live) == [
+        ("config.request_presets", declared, [{"name": "cold", "config": {"t": 2}}])]
+
+
+def test_a_preset_declared_without_config_matches_an_empty_live_config() -> None:
+    live = state({**AGENT, "config": {**AGENT["config"], "request_presets": [
+        {"name": "cold", "description": None, "config": {}}]}})
+    assert edits(agent(request_presets=[{"name": "cold"}]), live) == []
+
+
+def test_live_messages_come_back_as_role_and_content_only() -> None:
+    live = prompt_live(messages=[{"role": "user", "content": "{q}!", "name": "n"}])
+    assert edits(prompt(), live) == [
+        ("version.messages", [{"role": "user", "content": "{q}"}], [{"role": "user", "content": "{q}!"}])]
+
+
+def test_classification_choices_are_compared_as_one_field() -> None:
+    tc = {**TC, "classification_choices": {"right": 1, "wrong": 0}}
+    assert edits(evaluator(tc), evaluator_live({**live_tc(), "classification_choices": {"right": 1, "wrong": 0}})) == []
+    assert edits(evaluator(tc), evaluator_live({**live_tc(), "classification_choices": {"right": 1}})) == [
+        ("template_config.classification_choices", {"right": 1, "wrong": 0}, {"right": 1}),
+        ("commit_message", "declared message", "live message")]

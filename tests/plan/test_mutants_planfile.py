@@ -376,3 +376,64 @@ def test_a_reference_of_a_resource_the_manifests_do_not_declare_is_refused() -> 
         declared_secrets(Plan.from_json(data), TREE, "plan.json")
     assert str(err.value).splitlines()[1:] == [
         "  Integration/nowhere: config.api_key: env:A_KEY is not declared there by the manifests"]
+
+
+def test_twenty_one_problems_show_twenty_and_one_more(tmp_path: Path) -> None:
+    data = saved()
+    data["operations"] = ["x"] * 21
+    assert problems(tmp_path, data)[-2:] == ["operations[19]: expected an object", "... and 1 more"]
+
+
+def test_a_planned_path_with_a_query_string_is_refused(tmp_path: Path) -> None:
+    data = saved()
+    data["operations"][0]["path"] = "/v2/integrations?x=1"
+    assert problems(tmp_path, data) == [
+        "operation 'Integration/LLM/a#create': path '/v2/integrations?x=1' has a query string"]
+
+
+def test_a_secret_at_a_top_level_placeholder_is_read(tmp_path: Path) -> None:
+    data = saved()
+    data["operations"][0]["body"]["Xtra"] = "(sensitive)"
+    data["operations"][0]["secrets"] = {"/Xtra": "env:A_KEY"}
+    assert read_plan_file(write(tmp_path, data)).operations[0].secrets == {"/Xtra": "env:A_KEY"}
+
+
+def test_a_file_reference_whose_path_holds_a_colon_is_the_one_declared() -> None:
+    tree = manifests(res("Integration", "ag", type="AGENT", config={
+        "endpoint": "https://a.example/x", "headers": {"X-T": SecretRef("file", "/run/keys:v2/t")}}))
+    plan = plan_sending(("Integration/ag", "/config/headers/X-T", "file:/run/keys:v2/t"))
+    fixed = declared_secrets(plan, tree, "plan.json")
+    assert [op.secrets for op in fixed] == [{}, {"/config/headers/X-T": "file:/run/keys:v2/t"}]
+
+
+def test_operations_sending_no_secret_are_kept_as_they_are() -> None:
+    plan = plan_sending(("Integration/a", "/config/api_key", "env:A_KEY"))
+    fixed = declared_secrets(plan, TREE, "plan.json")
+    assert fixed.operations[1] is plan.operations[1]
+    assert [op.secrets for op in fixed] == [{"/config/api_key": "env:A_KEY"}, {}]
+
+
+def test_a_reference_at_a_top_level_field_is_named_by_its_field() -> None:
+    plan = plan_sending(("Integration/a", "/Xtra", "env:A_KEY"))
+    with pytest.raises(PlanError) as err:
+        declared_secrets(plan, TREE, "plan.json")
+    assert str(err.value).splitlines()[1:] == [
+        "  Integration/a: Xtra: env:A_KEY is not declared there by the manifests"]
+
+
+def test_a_plan_file_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """A job whose locale is not UTF-8 (LC_ALL=C without Python's UTF-8 mode) still reads a plan that
+    holds non-ASCII text (a description, a warning) made elsewhere."""
+    import os
+    import subprocess
+    import sys
+
+    data = {**saved(), "warnings": ["prompt « triage » renamed"]}
+    path = write(tmp_path, json.dumps(data, ensure_ascii=False))
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONIOENCODING": "utf-8"}
+    code = ("import sys; from reconciler.plan.planfile import read_plan_file; "
+            "print(read_plan_file(sys.argv[1]).warnings[0])")
+    done = subprocess.run([sys.executable, "-c", code, path], env=env, capture_output=True, text=True,
+                          encoding="utf-8", check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "prompt « triage » renamed\n", "")
