@@ -193,7 +193,8 @@ template_config:
 def evaluator_live(**parameters: Any) -> LiveState:
     live = state(live_llm("judge", id="SW50OjE", has_api_key=True, is_function_calling_enabled=True))
     tc = {"name": "f", "template": "t", "classification_choices": {"a": 1},
-          "llm_config": {"ai_integration_id": "SW50OjE", "model_name": "m", "invocation_parameters": parameters}}
+          "llm_config": {"ai_integration_id": "SW50OjE", "model_name": "m",
+                         **({"invocation_parameters": parameters} if parameters else {})}}
     live.evaluators[(RESEARCH, "ev")] = LiveEvaluator(
         evaluator={"id": "RXY6MQ", "name": "ev", "description": None},
         latest={"id": "RVY6MQ", "template_config": tc, "commit_message": "c"})
@@ -240,6 +241,7 @@ def test_a_nested_free_form_rule_covering_no_key_leaves_the_object_managed(tmp_p
     assert op.body["template_config"]["llm_config"]["invocation_parameters"] == {
         "temperature": 0, "sampling": {"top_p": 1, "top_k": 3}}
     assert listed(plan) == []
+    assert plan.warnings == ()  # a key inside a nested free-form object need not be declared
 
 
 # ---------------------------------------------------------------------- Ownership rules
@@ -342,3 +344,39 @@ def test_examples_edited_live_are_left_and_counted(tmp_path: Path) -> None:
     assert plan.operations == ()
     assert listed(plan) == [("Dataset/research/d", "examples", "3 examples differ", None, "t.yaml:4")]
     assert plan_of(tmp_path, DATASET.format(rule="examples"), dataset_live(2, 1)).operations == ()
+
+
+def test_a_whole_free_form_object_live_lacks_is_left_out_when_ignored(tmp_path: Path) -> None:
+    plan = evaluator_plan(tmp_path, evaluator_live(), fields="template_config.llm_config.invocation_parameters")
+    assert plan.operations == ()
+    assert listed(plan) == [("Evaluator/research/ev", "template_config.llm_config.invocation_parameters", None,
+                             {"temperature": 0, "sampling": {"top_p": 1, "top_k": 3}}, "t.yaml:7")]
+
+
+def test_a_rule_inside_a_free_form_object_live_lacks_leaves_it_managed(tmp_path: Path) -> None:
+    live = state({"id": "QUc6MQ", "type": "AGENT", "name": "agent", "scopings": [],
+                  "config": {"endpoint": "https://a.example/run", "has_headers": False}})
+    text = AGENT.format(rule="config.input_schema.type").replace("  auth: {auth_type: DEFAULT, role_arn: arn}\n", "")
+    (op,) = plan_of(tmp_path, text, live).operations
+    assert (op.method, op.body["config"]) == ("PATCH", {"input_schema": {"type": "object"}})
+
+
+def test_each_rule_is_tried_on_a_free_form_object_whatever_its_order(tmp_path: Path) -> None:
+    extra = "  invocation_params: {temperature: 0, max_tokens: 5}\n"
+    for rules in ("[version.labels, version.invocation_params.temperature]",
+                  "[version.invocation_params.nothing, version.invocation_params.temperature, version.labels]"):
+        text = PROMPT.format(rules=f"ignore_changes: {rules}\n", extra=extra).replace("declared", "d")
+        plan = plan_of(tmp_path, text, prompt_live(invocation_params={"temperature": 0.7, "max_tokens": 5}))
+        assert plan.operations == (), rules
+        assert [path for _, path, *_ in listed(plan)] == ["version.invocation_params", "version.labels"]
+
+
+def test_a_glob_inside_a_free_form_object_covers_every_key_it_matches(tmp_path: Path) -> None:
+    extra = "  invocation_params: {a: {top_p: 1, n: 1}, b: {top_p: 1, n: 1}}\n"
+    text = PROMPT.format(rules="ignore_changes: ['version.invocation_params.*.top_p', version.labels]\n",
+                         extra=extra).replace("declared", "d")
+    live = prompt_live(invocation_params={"a": {"top_p": 2, "n": 1}, "b": {"top_p": 3, "n": 1}})
+    assert plan_of(tmp_path, text, live).operations == ()
+    live = prompt_live(invocation_params={"a": {"top_p": 2, "n": 1}, "b": {"top_p": 3, "n": 2}})
+    op = version_op(plan_of(tmp_path, text, live))
+    assert op.body["invocation_params"] == {"a": {"top_p": 2, "n": 1}, "b": {"top_p": 3, "n": 1}}
