@@ -47,8 +47,8 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
     selected = tuple(desired)
     desired, errors = _once_per_space(desired, live)
     view, renamed, rename_errors = apply_renames(desired, live)
+    warnings.extend(unmatched_warnings(desired, manifests.ownership))  # the fields as declared, not as left live
     desired, ignored = apply_ignores(desired, view, manifests.ownership)
-    warnings.extend(unmatched_warnings(desired, manifests.ownership))
     unseen = unseen_restrictions(desired, view, options)
     if unseen or options.restrictions == "skip":
         options = replace(options, restrictions="skip")  # recorded: apply leaves them out too

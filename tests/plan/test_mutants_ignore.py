@@ -317,6 +317,7 @@ def test_a_field_live_lacks_is_left_out_as_live_has_it(tmp_path: Path) -> None:
     plan = plan_of(tmp_path, text, live)
     assert plan.operations == ()
     assert listed(plan) == [("Integration/agent", "config.input_schema", None, {"type": "object"}, "t.yaml:4")]
+    assert plan.warnings == ()
 
 
 DATASET = """\
@@ -343,6 +344,7 @@ def test_examples_edited_live_are_left_and_counted(tmp_path: Path) -> None:
     plan = plan_of(tmp_path, DATASET.format(rule="examples"), dataset_live(1, 3, 4))
     assert plan.operations == ()
     assert listed(plan) == [("Dataset/research/d", "examples", "3 examples differ", None, "t.yaml:4")]
+    assert plan.warnings == ()  # the rule matched the examples declared (a bug once warned it matched nothing)
     assert plan_of(tmp_path, DATASET.format(rule="examples"), dataset_live(2, 1)).operations == ()
 
 
@@ -380,3 +382,39 @@ def test_a_glob_inside_a_free_form_object_covers_every_key_it_matches(tmp_path: 
     live = prompt_live(invocation_params={"a": {"top_p": 2, "n": 1}, "b": {"top_p": 3, "n": 2}})
     op = version_op(plan_of(tmp_path, text, live))
     assert op.body["invocation_params"] == {"a": {"top_p": 2, "n": 1}, "b": {"top_p": 3, "n": 1}}
+
+
+def test_examples_a_rule_does_not_cover_are_managed(tmp_path: Path) -> None:
+    plan = plan_of(tmp_path, DATASET.format(rule="key"), dataset_live(1, 3))
+    assert [(op.method, op.path) for op in plan.operations] == [
+        ("PATCH", "/v2/datasets/RDox/examples"), ("POST", "/v2/datasets/RDox/examples"),
+        ("DELETE", "/v2/datasets/RDox/examples")]
+    assert listed(plan) == []
+
+
+def test_resources_after_one_with_nothing_to_leave_are_still_planned(tmp_path: Path) -> None:
+    text = PROMPT.format(rules="ignore_changes: [description]\n", extra="")
+    text = text + "---\n" + text.replace("name: p", "name: q")
+    plan = plan_of(tmp_path, text, state())
+    assert [(op.method, op.name) for op in plan.operations if op.method == "POST"] == [("POST", "p"), ("POST", "q")]
+
+
+def test_the_manifests_are_left_as_declared_for_the_next_plan(tmp_path: Path) -> None:
+    """watch and apply's convergence check plan again from the same manifests: a value left as live for one
+    plan must not become the declared value of the next."""
+    text = PROMPT.format(rules="ignore_changes: [version.labels]\n", extra="").replace("declared", "d")
+    (tmp_path / "t.yaml").write_text(text)
+    tree = load_manifests(["t.yaml"])
+    assert make_plan(tree, prompt_live()).operations == ()
+    (create, labels) = make_plan(tree, state()).operations
+    assert labels.body == {"labels": ["production", "staging"]}
+
+
+def test_every_ownership_rule_is_checked_for_what_it_matches(tmp_path: Path) -> None:
+    text = EVALUATOR.format(match="'Prompt/*'", fields="description").replace(
+        "---\nkind: Integration", "  - match: ['Evaluator/*']\n    fields: [template_config.nothing]\n"
+        "---\nkind: Integration", 1)
+    plan = plan_of(tmp_path, text, evaluator_live(temperature=0, sampling={"top_p": 1, "top_k": 3}))
+    assert plan.warnings == (
+        "t.yaml:6: ignore_changes match ['Prompt/*'] matches no declared resource",
+        "t.yaml:8: ignore_changes field 'template_config.nothing' matches no field the matched resources declare")
