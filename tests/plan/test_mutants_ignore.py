@@ -418,3 +418,16 @@ def test_every_ownership_rule_is_checked_for_what_it_matches(tmp_path: Path) -> 
     assert plan.warnings == (
         "t.yaml:6: ignore_changes match ['Prompt/*'] matches no declared resource",
         "t.yaml:8: ignore_changes field 'template_config.nothing' matches no field the matched resources declare")
+
+
+def test_a_field_left_out_for_one_plan_is_still_declared_for_the_next(tmp_path: Path) -> None:
+    """apply plans again from the same manifests to confirm it converged (watch plans every cycle): a
+    field the first plan left out as live lacks it must still be declared, so its rule still matches."""
+    live = state({"id": "QUc6MQ", "type": "AGENT", "name": "agent", "scopings": [],
+                  "config": {"endpoint": "https://a.example/run", "has_headers": False}})
+    text = AGENT.format(rule="config.input_schema").replace("  auth: {auth_type: DEFAULT, role_arn: arn}\n", "")
+    (tmp_path / "t.yaml").write_text(text)
+    tree = load_manifests(["t.yaml"])
+    first, again = make_plan(tree, live), make_plan(tree, live)
+    assert (first.operations, first.warnings) == ((), ())
+    assert (again.operations, again.warnings, len(again.ignored)) == ((), (), 1)
