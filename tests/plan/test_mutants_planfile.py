@@ -421,7 +421,7 @@ def test_a_reference_at_a_top_level_field_is_named_by_its_field() -> None:
         "  Integration/a: Xtra: env:A_KEY is not declared there by the manifests"]
 
 
-def test_a_plan_file_is_read_as_utf8_whatever_the_locale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plan_file_is_read_as_utf8_in_a_latin1_locale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A job whose locale encoding is not UTF-8 (here Latin-1: what Python would read a file in when no
     encoding is given) still reads a plan that holds non-ASCII text made elsewhere."""
     import io
