@@ -177,7 +177,9 @@ def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str
     for path, r in results.items():
         part = "all" if SCOPE[path] is None else ", ".join(f"`{f}`" for f in SCOPE[path] or ())
         if not r.total:
-            lines.append(f"| `{path}` | {part} | - | - | - | - | - | not mutated by the last run |")
+            why = "no mutant (mutmut finds nothing to change)" if (ROOT / "mutants" / (path + ".meta")).exists() \
+                else "not mutated by the last run"
+            lines.append(f"| `{path}` | {part} | 0 | - | - | - | - | {why} |")
             continue
         eq = [m for m in r.survived if m in equivalents]
         denominator = r.total - len(eq) - len(r.unchecked)
@@ -195,7 +197,8 @@ def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str
                f"{counts['surviving']} surviving unexplained, {counts['not run']} not run.")
     if scores:
         lowest = min(scores, key=lambda p: (scores[p], p))
-        summary += f" Lowest module: `{lowest}` at {scores[lowest]:.1f}%."
+        summary += (f" Every module scores {scores[lowest]:.1f}%." if len(set(scores.values())) == 1
+                    else f" Lowest module: `{lowest}` at {scores[lowest]:.1f}%.")
     lines += ["", summary, ""]
     lines += ["## Surviving mutants", ""]
     any_survivor = False
