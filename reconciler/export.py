@@ -24,6 +24,7 @@ from reconciler.client.live import read_live, user_fields
 from reconciler.errors import ConfigError
 from reconciler.files import inside, safe_component, write_private
 from reconciler.kinds import ACCOUNT_WIDE, DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
+from reconciler.manifests.commands import plural
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
@@ -114,10 +115,6 @@ def dump_documents(docs: list[dict[str, Any]]) -> str:
     return yaml.dump_all(docs, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=110)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def address_of(doc: Mapping[str, Any]) -> str:
     """``KIND/NAME``, or ``KIND/SPACE/NAME`` for the kinds that live in a space (as ``--target``)."""
     space = doc.get("space")
@@ -185,7 +182,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         if not docs:
             return
         path = save(rel, dump_documents(docs))
-        written.append(f"wrote {path} ({_plural(len(docs), 'resource')})")
+        written.append(f"wrote {path} ({plural(len(docs), 'resource')})")
 
     notes: list[str] = []
     integrations = []
@@ -224,7 +221,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         save("secrets.env.example",
              "# Secrets cannot be exported; set these before running plan on the exported manifests.\n"
              + "".join(f"{v}=\n" for v in sorted(set(env))) + "".join(f"{n}\n" for n in notes))
-        written.append(f"wrote {out / 'secrets.env.example'} ({_plural(len(set(env)), 'variable')} to set)")
+        written.append(f"wrote {out / 'secrets.env.example'} ({plural(len(set(env)), 'variable')} to set)")
     return written
 
 

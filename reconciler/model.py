@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -280,14 +280,6 @@ class ApiObject(BaseModel):
         return self.model_dump(exclude_unset=True)
 
 
-_M = TypeVar("_M", bound=ApiObject)
-
-
-def parsed(model: type[_M], value: Any) -> _M:
-    """A plain API object (a response, a test's dict) as its model; a model is kept as it is."""
-    return value if isinstance(value, model) else model.read(value)
-
-
 def _article(model_name: str) -> str:
     """``PromptVersionObject`` -> "a prompt version"."""
     words = re.sub(r"(?<!^)(?=[A-Z])", " ", model_name.removesuffix("Object").removeprefix("Live")).lower()
@@ -437,10 +429,6 @@ class LivePrompt:
     labels: dict[str, str] = field(default_factory=dict)  # label -> version id holding it
     version_count: int | None = None  # how many versions were read (None: versions not read)
 
-    def __post_init__(self) -> None:
-        self.prompt = parsed(PromptObject, self.prompt)
-        self.latest = None if self.latest is None else parsed(PromptVersionObject, self.latest)
-
     @property
     def id(self) -> str:
         return self.prompt.id
@@ -456,11 +444,6 @@ class LiveDataset:
     examples_digest: str | None = None  # of every example's id and updated_at, in order (plan pins)
     experiments: list[ExperimentObject] | None = None  # only when retention is declared
 
-    def __post_init__(self) -> None:
-        self.dataset = parsed(DatasetObject, self.dataset)
-        if self.experiments is not None:
-            self.experiments = [parsed(ExperimentObject, e) for e in self.experiments]
-
     @property
     def id(self) -> str:
         return self.dataset.id
@@ -471,10 +454,6 @@ class LiveEvaluator:
     evaluator: EvaluatorObject  # the listed evaluator
     latest: EvaluatorVersionObject | None = None  # the latest version (with its template_config)
 
-    def __post_init__(self) -> None:
-        self.evaluator = parsed(EvaluatorObject, self.evaluator)
-        self.latest = None if self.latest is None else parsed(EvaluatorVersionObject, self.latest)
-
     @property
     def id(self) -> str:
         return self.evaluator.id
@@ -484,8 +463,7 @@ class LiveEvaluator:
 class LiveState:
     """Everything a plan compares against, keyed by identity. Every API object is typed (an
     ``ApiObject``: unknown fields are kept, the planner reads the fields it manages as attributes);
-    only dataset examples, the user's own JSON, stay plain values. Objects given as dicts (a test's
-    shorthand) are parsed on construction."""
+    only dataset examples, the user's own JSON, stay plain values."""
 
     integrations: dict[tuple[str, str], LiveIntegration] = field(default_factory=dict)  # (type, name)
     spaces: list[LiveSpace] = field(default_factory=list)
@@ -496,12 +474,6 @@ class LiveState:
     restrictions: dict[tuple[str, str], RestrictionObject] = field(default_factory=dict)  # (type, resource_id)
     requests: int = 0  # HTTP requests the read made (one per call; retries not included)
     retries: int = 0  # extra attempts the read needed (429 waits, 5xx and connection retries)
-
-    def __post_init__(self) -> None:
-        self.integrations = {k: parsed(LiveIntegration, v) for k, v in self.integrations.items()}
-        self.spaces = [parsed(LiveSpace, s) for s in self.spaces]
-        self.organizations = [parsed(LiveOrganization, o) for o in self.organizations]
-        self.restrictions = {k: parsed(RestrictionObject, v) for k, v in self.restrictions.items()}
 
     def space_id(self, name_or_id: str) -> str | None:
         """Resolve a manifest's space (exact name first, then id)."""

@@ -19,7 +19,7 @@ from reconciler.manifests.yamlload import Problem
 Echo = Callable[[str], None]
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
@@ -36,7 +36,7 @@ def run_validate(paths: Sequence[str], *, check_secrets: bool, out: Echo, err: E
     except ManifestError as exc:
         for line in exc.problems:
             err(line)
-        err(f"{_plural(len(exc.problems), 'problem')} found; the manifests are not valid")
+        err(f"{plural(len(exc.problems), 'problem')} found; the manifests are not valid")
         return 1
     ms = loaded.manifests
     for warning in ms.warnings:
@@ -46,12 +46,12 @@ def run_validate(paths: Sequence[str], *, check_secrets: bool, out: Echo, err: E
         if problems:
             for line in problems:
                 err(line)
-            err(f"{_plural(len(problems), 'secret problem')} found")
+            err(f"{plural(len(problems), 'secret problem')} found")
             return 1
     for resource, name in live_lookups(ms):
         out(f"note: {resource.address}: llm_config.integration '{name}' is not declared in these manifests; "
             "plan looks it up in live state")
-    out(f"{_plural(len(ms.resources), 'resource')} valid in {_plural(len(loaded.files), 'file')}")
+    out(f"{plural(len(ms.resources), 'resource')} valid in {plural(len(loaded.files), 'file')}")
     return 0
 
 

@@ -78,8 +78,6 @@ HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 CREATE_REQUIRED = " (needed to create the integration when it does not exist yet)"
 EVALUATOR_REQUIRED = " (needed to create the evaluator when it does not exist yet)"
 
-MESSAGE_ROLES = ("system", "user", "assistant", "tool")
-
 
 def rule_error(problems: Iterable[RuleProblem]) -> PydanticCustomError:
     """The error a product rule raises: every problem it found, each at its own sub-path."""

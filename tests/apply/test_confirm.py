@@ -10,12 +10,13 @@ import httpx
 
 from reconciler.apply.confirm import reread_touched
 from reconciler.client.http import ApiClient
-from reconciler.model import LiveState
+from reconciler.model import LiveIntegration, LiveState
 from reconciler.plan.model import Operation, Plan
 
 
 def live_with(n: int) -> LiveState:
-    return LiveState(integrations={("LLM", f"i{k}"): {"id": f"I{k}", "type": "LLM", "name": f"i{k}", "v": 0}
+    return LiveState(integrations={("LLM", f"i{k}"): LiveIntegration.read({"id": f"I{k}", "type": "LLM",
+                                                                           "name": f"i{k}", "v": 0})
                                    for k in range(n)})
 
 

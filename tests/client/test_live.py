@@ -14,7 +14,15 @@ from reconciler.client.http import ApiClient, build_http_client, open_client
 from reconciler.client.live import minimum_requests, read_examples, read_live
 from reconciler.client.settings import Endpoint
 from reconciler.emulator.core import Emulator
-from reconciler.model import DesiredResource, LiveDataset, LiveState, ManifestSet, ReadScope
+from reconciler.model import (
+    DatasetObject,
+    DesiredResource,
+    LiveDataset,
+    LiveSpace,
+    LiveState,
+    ManifestSet,
+    ReadScope,
+)
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.pins import _examples_digest
 from reconciler.plan.planner import make_plan
@@ -300,17 +308,17 @@ def test_a_key_met_twice_live_reads_the_dataset_again_whole_and_plans_as_a_whole
             yield live_examples[2:]
 
     declared = [{"k": i, "q": f"q{i}"} for i in range(3)]
-    streamed = LiveDataset(dataset={"id": "D1", "name": "golden"})
+    streamed = LiveDataset(dataset=DatasetObject.read({"id": "D1", "name": "golden"}))
     read_examples(Pages(), streamed, ("k", declared))  # type: ignore[arg-type]
     assert Pages.calls == 2  # the second pass reads it whole
     assert streamed.matched is None and [e["id"] for e in streamed.examples or []] == ["E0", "E1", "E2", "E3"]
-    whole = LiveDataset(dataset={"id": "D1", "name": "golden"})
+    whole = LiveDataset(dataset=DatasetObject.read({"id": "D1", "name": "golden"}))
     read_examples(Pages(), whole, None)
     assert streamed.examples == whole.examples and streamed.examples_digest == whole.examples_digest
     manifests = golden_manifest(declared, key="k")
     plans = []
     for dataset in (streamed, whole):
-        state = LiveState(spaces=[{"id": "S1", "name": "research"}])
+        state = LiveState(spaces=[LiveSpace.read({"id": "S1", "name": "research"})])
         state.datasets[("S1", "golden")] = dataset
         plans.append(make_plan(manifests, state, PlanOptions(version_name="v")))
     assert [op.to_json() for op in plans[0].operations] == [op.to_json() for op in plans[1].operations]

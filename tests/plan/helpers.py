@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.model import DesiredResource, LiveIntegration, LiveState, ManifestSet, Ownership, SecretRef
+from reconciler.model import (
+    DesiredResource,
+    LiveIntegration,
+    LiveSpace,
+    LiveState,
+    ManifestSet,
+    Ownership,
+    SecretRef,
+)
 
-SPACES = [{"id": "U3BhY2U6MQ", "name": "default", "organization_id": "T3JnOjE"},
-          {"id": "U3BhY2U6Mg", "name": "research", "organization_id": "T3JnOjE"}]
+SPACES = [LiveSpace(id="U3BhY2U6MQ", name="default", organization_id="T3JnOjE"),
+          LiveSpace(id="U3BhY2U6Mg", name="research", organization_id="T3JnOjE")]
 DEFAULT = "U3BhY2U6MQ"
 RESEARCH = "U3BhY2U6Mg"
 

@@ -11,7 +11,19 @@ from pathlib import Path
 import pytest
 
 from reconciler.manifests import load_manifests
-from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LivePrompt, RestrictionObject
+from reconciler.model import (
+    DatasetObject,
+    EvaluatorObject,
+    EvaluatorVersionObject,
+    ExperimentObject,
+    LiveDataset,
+    LiveEvaluator,
+    LiveIntegration,
+    LivePrompt,
+    PromptObject,
+    PromptVersionObject,
+    RestrictionObject,
+)
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render
 from tests.plan.helpers import RESEARCH, live_llm, state
@@ -38,18 +50,19 @@ def drifted_state():  # type: ignore[no-untyped-def]
                "messages": [{"role": "system", "content": "You summarise tickets."},
                             {"role": "user", "content": "{ticket}"}], "labels": []}
     live.prompts[(RESEARCH, "summarize-ticket")] = LivePrompt(
-        prompt={"id": "UHJvbXB0OjE", "name": "summarize-ticket", "description": "Summarize a support ticket",
-                "space_id": RESEARCH}, latest=version, labels={})
+        prompt=PromptObject.read({"id": "UHJvbXB0OjE", "name": "summarize-ticket", "description": "Summarize a support ticket",
+                "space_id": RESEARCH}), latest=PromptVersionObject.read(version), labels={})
     live.datasets[(RESEARCH, "golden-tickets")] = LiveDataset(
-        dataset={"id": "RGF0YXNldDox", "name": "golden-tickets", "space_id": RESEARCH},
+        dataset=DatasetObject.read({"id": "RGF0YXNldDox", "name": "golden-tickets", "space_id": RESEARCH}),
         examples=[{"id": "RXhhbXBsZTox", "ticket_id": "T-1", "ticket": "old text"},
                   {"id": "RXhhbXBsZToy", "ticket_id": "T-9", "ticket": "gone"}],
-        experiments=[{"id": f"RXhwOj{i}", "name": f"run-{i}", "created_at": f"2026-0{i}-01T00:00:00Z"}
+        experiments=[ExperimentObject.read({"id": f"RXhwOj{i}", "name": f"run-{i}",
+                                            "created_at": f"2026-0{i}-01T00:00:00Z"})
                      for i in range(1, 4)])
     live.evaluators[(RESEARCH, "faithfulness")] = LiveEvaluator(
-        evaluator={"id": "RXZhbDox", "name": "faithfulness", "description": None},
-        latest={"id": "RXZhbFZlcnNpb246MQ", "template_config": {"name": "faithfulness", "template": "old {{output}}",
-                                                                 "llm_config": {"ai_integration_id": "SW50ZWdyYXRpb246MQ"}}})
+        evaluator=EvaluatorObject.read({"id": "RXZhbDox", "name": "faithfulness", "description": None}),
+        latest=EvaluatorVersionObject.read({"id": "RXZhbFZlcnNpb246MQ", "template_config": {"name": "faithfulness", "template": "old {{output}}",
+                                                                 "llm_config": {"ai_integration_id": "SW50ZWdyYXRpb246MQ"}}}))
     # a key that sees restrictions (another project's), so the prompt's restricted is compared
     live.restrictions[("PROJECT", "UHJvamVjdDo5")] = RestrictionObject.model_validate(
         {"resource_type": "PROJECT", "resource_id": "UHJvamVjdDo5", "created_at": "2026-01-01T00:00:00Z"})

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from reconciler.apply.resolve import request_for
 from reconciler.emulator.app import create_app
 from reconciler.emulator.core import Emulator, EmulatorSettings
-from reconciler.model import DesiredResource, LiveState, ManifestSet, SecretRef
+from reconciler.model import DesiredResource, LiveIntegration, LiveState, ManifestSet, SecretRef
 from reconciler.plan.context import parse_secret_spec
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
@@ -129,7 +129,7 @@ def test_planned_patch_is_valid_and_minimal(client: TestClient, provider: str, d
     if PROVIDERS[provider].needs_model_source:
         assume(has_model_source(effective_after(live["config"], desired_cfg)))
     desired = DesiredResource(kind="Integration", name=name, spec={"type": "LLM", "config": desired_cfg})
-    state = LiveState(integrations={("LLM", name): live})
+    state = LiveState(integrations={("LLM", name): LiveIntegration.read(live)})
     plan = make_plan(ManifestSet((desired,)), state, PlanOptions())
     for op in plan.operations:
         assert op.method == "PATCH"
@@ -149,7 +149,7 @@ def test_planned_patch_is_valid_and_minimal(client: TestClient, provider: str, d
         assert answer.status_code == 200, answer.text
         live = answer.json()
     # valid: every managed field now reads back as desired, so a new plan is empty
-    replan = make_plan(ManifestSet((desired,)), LiveState(integrations={("LLM", name): live}), PlanOptions())
+    replan = make_plan(ManifestSet((desired,)), LiveState(integrations={("LLM", name): LiveIntegration.read(live)}), PlanOptions())
     assert replan.empty, [(c.path, c.before, c.after) for op in replan.operations for c in op.changes]
     for key, value in desired_cfg.items():
         if key == "provider" or PROVIDERS[provider].fields[key].kind is FieldKind.AUTH:
@@ -204,7 +204,7 @@ def test_planned_agent_patch_is_valid_and_minimal(client: TestClient, data: st.D
     if data.draw(st.booleans()):
         spec["description"] = data.draw(st.sampled_from([*TEXT, None]))
     desired = DesiredResource(kind="Integration", name=name, spec=spec)
-    plan = make_plan(ManifestSet((desired,)), LiveState(integrations={("AGENT", name): live}), PlanOptions())
+    plan = make_plan(ManifestSet((desired,)), LiveState(integrations={("AGENT", name): LiveIntegration.read(live)}), PlanOptions())
     for op in plan.operations:
         sent = op.body.get("config", {})
         for key in ("endpoint", "input_schema"):  # minimal: nothing already equal is sent
@@ -217,5 +217,5 @@ def test_planned_agent_patch_is_valid_and_minimal(client: TestClient, data: st.D
         answer = client.patch(path, json=body)
         assert answer.status_code == 200, answer.text
         live = answer.json()
-    replan = make_plan(ManifestSet((desired,)), LiveState(integrations={("AGENT", name): live}), PlanOptions())
+    replan = make_plan(ManifestSet((desired,)), LiveState(integrations={("AGENT", name): LiveIntegration.read(live)}), PlanOptions())
     assert replan.empty, [(c.path, c.before, c.after) for op in replan.operations for c in op.changes]

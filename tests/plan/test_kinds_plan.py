@@ -3,7 +3,18 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from reconciler.model import LiveDataset, LiveEvaluator, LivePrompt
+from reconciler.model import (
+    DatasetObject,
+    EvaluatorObject,
+    EvaluatorVersionObject,
+    ExperimentObject,
+    LiveDataset,
+    LiveEvaluator,
+    LivePrompt,
+    PromptObject,
+    PromptVersionObject,
+    RestrictionObject,
+)
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json, render_markdown, render_text
@@ -19,8 +30,8 @@ LIVE_VERSION = {"id": "UHY6MQ", "prompt_id": "UHI6MQ", "commit_hash": "abc", "co
 
 def live_prompt(**version: object) -> LivePrompt:
     latest = {**LIVE_VERSION, **version}
-    return LivePrompt(prompt={"id": "UHI6MQ", "name": "p", "description": "d", "space_id": RESEARCH},
-                      latest=latest, labels={lab: latest["id"] for lab in latest["labels"]})
+    return LivePrompt(prompt=PromptObject.read({"id": "UHI6MQ", "name": "p", "description": "d", "space_id": RESEARCH}),
+                      latest=PromptVersionObject.read(latest), labels={lab: latest["id"] for lab in latest["labels"]})
 
 
 def test_new_prompt_is_one_create_then_labels_and_restriction_after_it() -> None:
@@ -84,7 +95,7 @@ def examples_live(*rows: dict[str, object]) -> list[dict[str, object]]:
 def test_dataset_changes_are_one_versioned_update_one_append_one_delete() -> None:
     live = state()
     live.datasets[(RESEARCH, "d")] = LiveDataset(
-        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH},
+        dataset=DatasetObject.read({"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}),
         examples=examples_live({"k": "1", "q": "a"}, {"k": "2", "q": "b"}, {"k": "3", "q": "c"}))
     want = [{"k": "1", "q": "a"}, {"k": "2", "q": "B"}, {"k": "4", "q": "d"}]
     plan = make_plan(manifests(res("Dataset", "d", "research", key="k", examples=want)), live,
@@ -100,16 +111,16 @@ def test_dataset_changes_are_one_versioned_update_one_append_one_delete() -> Non
 def test_dataset_without_key_matches_by_content_and_ignores_order() -> None:
     live = state()
     live.datasets[(RESEARCH, "d")] = LiveDataset(
-        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH},
+        dataset=DatasetObject.read({"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}),
         examples=examples_live({"q": "b"}, {"q": "a"}))
     assert make_plan(manifests(res("Dataset", "d", "research", examples=[{"q": "a"}, {"q": "b"}])), live).empty
 
 
 def test_retention_deletes_old_experiments_beyond_keep_last() -> None:
     live = state()
-    exps = [{"id": f"E{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"} for i in range(1, 6)]
+    exps = [ExperimentObject.read({"id": f"E{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"}) for i in range(1, 6)]
     live.datasets[(RESEARCH, "d")] = LiveDataset(
-        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}, examples=[], experiments=exps)
+        dataset=DatasetObject.read({"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}), examples=[], experiments=exps)
     d = res("Dataset", "d", "research", experiment_retention={"keep_last": 2, "older_than_days": 60})
     plan = make_plan(manifests(d), live, now=datetime(2026, 5, 15, tzinfo=UTC))
     # newest two (E5, E4) kept; E3 (March) older than 60 days -> deleted, as are E2 and E1.
@@ -122,9 +133,9 @@ def test_retention_deletes_old_experiments_beyond_keep_last() -> None:
 
 def test_retention_deletes_beside_an_examples_change_leave_the_dataset_an_update() -> None:
     live = state()
-    exps = [{"id": f"E{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"} for i in range(1, 4)]
+    exps = [ExperimentObject.read({"id": f"E{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"}) for i in range(1, 4)]
     live.datasets[(RESEARCH, "d")] = LiveDataset(
-        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}, examples=examples_live({"q": "a"}),
+        dataset=DatasetObject.read({"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}), examples=examples_live({"q": "a"}),
         experiments=exps)
     d = res("Dataset", "d", "research", examples=[{"q": "b"}], experiment_retention={"keep_last": 2})
     plan = make_plan(manifests(d), live, now=datetime(2026, 5, 15, tzinfo=UTC))
@@ -147,10 +158,10 @@ def test_evaluator_in_sync_with_a_live_integration_plans_nothing() -> None:
     tc = {"name": "f", "template": "t", "llm_config": {"integration": "a", "model_name": "m"}}
     live = state(live_llm("a", id="SW50OjE", is_function_calling_enabled=True, has_api_key=True))
     live.evaluators[(RESEARCH, "ev")] = LiveEvaluator(
-        evaluator={"id": "RXY6MQ", "name": "ev", "description": None},
-        latest={"id": "RVY6MQ", "template_config": {
+        evaluator=EvaluatorObject.read({"id": "RXY6MQ", "name": "ev", "description": None}),
+        latest=EvaluatorVersionObject.read({"id": "RVY6MQ", "template_config": {
             "name": "f", "template": "t", "include_explanations": True,
-            "llm_config": {"ai_integration_id": "SW50OjE", "model_name": "m", "invocation_parameters": {}}}})
+            "llm_config": {"ai_integration_id": "SW50OjE", "model_name": "m", "invocation_parameters": {}}}}))
     assert make_plan(manifests(res("Evaluator", "ev", "research", commit_message="c", template_config=tc)),
                      live).empty
 
@@ -179,7 +190,7 @@ def test_prune_refuses_to_empty_a_kind_in_one_space_even_when_another_keeps_some
 
     live = state()
     for space_id, name in ((RESEARCH, "kept"), (DEFAULT, "stray-1"), (DEFAULT, "stray-2")):
-        live.prompts[(space_id, name)] = LivePrompt(prompt={"id": f"P-{name}", "name": name, "space_id": space_id},
+        live.prompts[(space_id, name)] = LivePrompt(prompt=PromptObject.read({"id": f"P-{name}", "name": name, "space_id": space_id}),
                                                     latest=None, labels={})
     desired = manifests(res("Prompt", "kept", "research", description="d", version=VERSION),
                         res("Dataset", "d", "default", experiment_retention={"keep_last": 1}))
@@ -218,7 +229,7 @@ def test_long_values_are_never_cut_and_markdown_fences_outlast_backticks_in_them
 def test_a_changed_example_shows_only_the_fields_that_differ() -> None:
     live = state()
     live.datasets[(RESEARCH, "d")] = LiveDataset(
-        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH},
+        dataset=DatasetObject.read({"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}),
         examples=examples_live({"k": 1, "long": "x" * 300, "label": "bug"}))
     d = res("Dataset", "d", "research", key="k", examples=[{"k": 1, "long": "x" * 300, "label": "defect"}])
     changes = [c for op in make_plan(manifests(d), live).operations for c in op.changes]
@@ -228,7 +239,7 @@ def test_a_changed_example_shows_only_the_fields_that_differ() -> None:
 def test_every_example_change_sits_on_the_call_that_makes_it() -> None:
     live = state()
     live.datasets[(RESEARCH, "d")] = LiveDataset(
-        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH},
+        dataset=DatasetObject.read({"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}),
         examples=examples_live({"k": 1, "a": "x"}, {"k": 2, "gone": "y"}, {"k": 3, "n": 1}, {"k": 9}))
     d = res("Dataset", "d", "research", key="k", examples=[
         {"k": 1, "a": "x", "note": "new field"}, {"k": 2}, {"k": 3, "n": None}, {"k": 4}])
@@ -244,7 +255,7 @@ def test_a_restriction_on_a_prompt_whose_manifest_says_unrestricted_is_an_error(
 
     from reconciler.errors import PlanError
 
-    live = state(restrictions={("PROMPT", "UHI6MQ"): {"resource_id": "UHI6MQ", "resource_type": "PROMPT"}})
+    live = state(restrictions={("PROMPT", "UHI6MQ"): RestrictionObject.read({"resource_id": "UHI6MQ", "resource_type": "PROMPT"})})
     live.prompts[(RESEARCH, "p")] = live_prompt()
     desired = manifests(res("Prompt", "p", "research", restricted=False, version=VERSION),
                         res("ResourceRestriction", "r", resource_type="PROJECT", resource_id="UHI6MQ"))

@@ -6,7 +6,19 @@ from __future__ import annotations
 import pytest
 
 from reconciler.errors import PlanError
-from reconciler.model import DesiredResource, LiveDataset, LiveEvaluator, LivePrompt, Ownership, Source
+from reconciler.model import (
+    DatasetObject,
+    DesiredResource,
+    EvaluatorObject,
+    ExperimentObject,
+    LiveDataset,
+    LiveEvaluator,
+    LivePrompt,
+    Ownership,
+    PromptObject,
+    RestrictionObject,
+    Source,
+)
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_text
@@ -29,16 +41,16 @@ def aliased(r: DesiredResource, *aliases: str, protect: bool = False,
 
 
 def prompt(space: str, name: str) -> LivePrompt:
-    return LivePrompt(prompt={"id": f"P-{name}", "name": name, "space_id": space}, latest=None, labels={})
+    return LivePrompt(prompt=PromptObject.read({"id": f"P-{name}", "name": name, "space_id": space}), latest=None, labels={})
 
 
 def dataset(space: str, name: str, experiments: list[dict[str, str]] | None = None) -> LiveDataset:
-    return LiveDataset(dataset={"id": f"D-{name}", "name": name, "space_id": space}, examples=[],
+    return LiveDataset(dataset=DatasetObject.read({"id": f"D-{name}", "name": name, "space_id": space}), examples=[],
                        experiments=experiments)
 
 
 def evaluator(space: str, name: str) -> LiveEvaluator:
-    return LiveEvaluator(evaluator={"id": f"E-{name}", "name": name, "description": None}, latest=None)
+    return LiveEvaluator(evaluator=EvaluatorObject.read({"id": f"E-{name}", "name": name, "description": None}), latest=None)
 
 
 def plan_error(*args: object) -> str:
@@ -161,7 +173,7 @@ def test_a_protected_resource_without_a_recorded_line_is_named_by_its_address() 
 
 def test_a_protected_dataset_keeps_the_experiments_retention_would_delete() -> None:
     live = state()
-    exps = [{"id": f"X{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"} for i in (1, 2)]
+    exps = [ExperimentObject.read({"id": f"X{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"}) for i in (1, 2)]
     live.datasets[(RESEARCH, "d")] = dataset(RESEARCH, "d", exps)
     d = aliased(res("Dataset", "d", "research", examples=[], experiment_retention={"keep_last": 1}), protect=True)
     plan = make_plan(manifests(d), live)
@@ -182,8 +194,8 @@ def test_protection_does_not_stop_an_update() -> None:
 
 def test_without_prune_the_undeclared_resources_are_listed_in_prune_order_and_nothing_is_deleted() -> None:
     live = state(synced("stray", "I9"), synced("mine", "I1"),
-                 restrictions={("PROJECT", "PJ1"): {"resource_type": "PROJECT", "resource_id": "PJ1"},
-                               ("PROMPT", "P-x"): {"resource_type": "PROMPT", "resource_id": "P-x"}})
+                 restrictions={("PROJECT", "PJ1"): RestrictionObject.read({"resource_type": "PROJECT", "resource_id": "PJ1"}),
+                               ("PROMPT", "P-x"): RestrictionObject.read({"resource_type": "PROMPT", "resource_id": "P-x"})})
     live.prompts[(RESEARCH, "x")] = prompt(RESEARCH, "x")
     live.datasets[(RESEARCH, "dx")] = dataset(RESEARCH, "dx")
     live.evaluators[(RESEARCH, "ex")] = evaluator(RESEARCH, "ex")
@@ -202,8 +214,8 @@ def test_without_prune_the_undeclared_resources_are_listed_in_prune_order_and_no
 
 def test_prune_deletes_in_prune_order_with_the_reason_on_each_call() -> None:
     live = state(synced("stray", "I9"), synced("mine", "I1"),
-                 restrictions={("DASHBOARD", "DB1"): {"resource_type": "DASHBOARD", "resource_id": "DB1"},
-                               ("PROJECT", "PJ1"): {"resource_type": "PROJECT", "resource_id": "PJ1"}})
+                 restrictions={("DASHBOARD", "DB1"): RestrictionObject.read({"resource_type": "DASHBOARD", "resource_id": "DB1"}),
+                               ("PROJECT", "PJ1"): RestrictionObject.read({"resource_type": "PROJECT", "resource_id": "PJ1"})})
     live.prompts[(RESEARCH, "x")] = prompt(RESEARCH, "x")
     live.prompts[(RESEARCH, "p")] = prompt(RESEARCH, "p")
     own = Ownership("t", spaces=("research",), integrations=("*",), resource_restrictions=("DASHBOARD/*",))
@@ -232,9 +244,9 @@ def test_prune_refuses_to_delete_every_integration_of_the_account_unless_allowed
 
 
 def test_prune_refuses_to_delete_every_project_restriction_but_not_only_some() -> None:
-    restrictions = {("PROJECT", "A"): {"resource_type": "PROJECT", "resource_id": "A"},
-                    ("PROJECT", "B"): {"resource_type": "PROJECT", "resource_id": "B"},
-                    ("PROMPT", "C"): {"resource_type": "PROMPT", "resource_id": "C"}}
+    restrictions = {("PROJECT", "A"): RestrictionObject(resource_type="PROJECT", resource_id="A"),
+                    ("PROJECT", "B"): RestrictionObject(resource_type="PROJECT", resource_id="B"),
+                    ("PROMPT", "C"): RestrictionObject(resource_type="PROMPT", resource_id="C")}
     desired = manifests(llm("mine", api_key=key(), is_function_calling_enabled=True), ownership=OWN_ALL)
     message = plan_error(desired, state(synced("mine", "I1"), restrictions=restrictions), PRUNE)
     assert "every live ResourceRestriction in the account (2)" in message
@@ -308,7 +320,7 @@ def test_an_ownership_owns_only_the_integrations_its_globs_match() -> None:
 
 
 def test_an_ownership_owns_restrictions_by_type_and_id_or_by_id() -> None:
-    restrictions = {(t, i): {"resource_type": t, "resource_id": i}
+    restrictions = {(t, i): RestrictionObject(resource_type=t, resource_id=i)
                     for t, i in (("PROJECT", "PJ1"), ("DASHBOARD", "DB1"), ("PROJECT", "PJ2"))}
     own = Ownership("t", resource_restrictions=("PROJECT/PJ1", "DB1"))
     plan = make_plan(manifests(ownership=own), state(restrictions=restrictions))

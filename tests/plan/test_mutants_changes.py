@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.manifests import load_manifests
-from reconciler.model import LiveDataset
+from reconciler.model import DatasetObject, LiveDataset
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json, render_text
 from tests.plan.helpers import RESEARCH, manifests, res, state
@@ -63,7 +63,7 @@ def text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         "type": "object", "properties": {"q": {"type": "string"}, "n": 3}, "default": {"x": 1}}}}
     live = state(agent)
     live.prompts[(RESEARCH, "p")] = live_prompt()
-    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset={"id": "RDox", "name": "d", "space_id": RESEARCH},
+    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset=DatasetObject.read({"id": "RDox", "name": "d", "space_id": RESEARCH}),
                                                  examples=[{"id": "E1", "k": "1", "text": "old", "meta": {"a": 2}}],
                                                  experiments=[])
     return render_text(make_plan(load_manifests(["agent.yaml", "p.yaml", "d.yaml"]), live))

@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from reconciler.model import DesiredResource, LiveDataset, Source
+from reconciler.model import DatasetObject, DesiredResource, ExperimentObject, LiveDataset, Source
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json, render_text
 from tests.plan.helpers import RESEARCH, manifests, res, state
@@ -20,13 +20,13 @@ def live_dataset(examples: list[dict[str, Any]] | None = None, experiments: list
                  matched: set[Any] | None = None) -> Any:
     live = state()
     live.datasets[(RESEARCH, "d")] = LiveDataset(
-        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}, examples=examples, matched=matched,
+        dataset=DatasetObject.read({"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}), examples=examples, matched=matched,
         experiments=experiments)
     return live
 
 
 def retention_plan(rule: dict[str, Any], *created: str) -> Any:
-    experiments = [{"id": f"E{i}", "name": f"e{i}", "created_at": c} for i, c in enumerate(created, 1)]
+    experiments = [ExperimentObject.read({"id": f"E{i}", "name": f"e{i}", "created_at": c}) for i, c in enumerate(created, 1)]
     return make_plan(manifests(res("Dataset", "d", "research", experiment_retention=rule)),
                      live_dataset([], experiments), now=NOW)
 

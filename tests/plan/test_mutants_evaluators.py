@@ -7,7 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reconciler.model import DesiredResource, LiveEvaluator, LiveState, Source
+from reconciler.model import (
+    DesiredResource,
+    EvaluatorObject,
+    EvaluatorVersionObject,
+    LiveEvaluator,
+    LiveState,
+    Source,
+)
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json, render_text
 from tests.plan.helpers import DEFAULT, RESEARCH, live_llm, manifests, res, state
@@ -25,8 +32,8 @@ def live_a(scopings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
 def with_evaluator(live: LiveState, name: str = "ev", description: str | None = None,
                    template: dict[str, Any] | None = None, message: str = "c") -> LiveState:
     live.evaluators[(RESEARCH, name)] = LiveEvaluator(
-        evaluator={"id": "E1", "name": name, "description": description},
-        latest={"id": "V1", "commit_message": message, "template_config": template or LIVE_TC})
+        evaluator=EvaluatorObject.read({"id": "E1", "name": name, "description": description}),
+        latest=EvaluatorVersionObject.read({"id": "V1", "commit_message": message, "template_config": template or LIVE_TC}))
     return live
 
 

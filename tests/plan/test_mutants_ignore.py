@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from reconciler.manifests import load_manifests
-from reconciler.model import LiveEvaluator, LiveState
+from reconciler.model import DatasetObject, EvaluatorObject, EvaluatorVersionObject, LiveEvaluator, LiveState
 from reconciler.plan.model import Plan
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json
@@ -196,8 +196,8 @@ def evaluator_live(**parameters: Any) -> LiveState:
           "llm_config": {"ai_integration_id": "SW50OjE", "model_name": "m",
                          **({"invocation_parameters": parameters} if parameters else {})}}
     live.evaluators[(RESEARCH, "ev")] = LiveEvaluator(
-        evaluator={"id": "RXY6MQ", "name": "ev", "description": None},
-        latest={"id": "RVY6MQ", "template_config": tc, "commit_message": "c"})
+        evaluator=EvaluatorObject.read({"id": "RXY6MQ", "name": "ev", "description": None}),
+        latest=EvaluatorVersionObject.read({"id": "RVY6MQ", "template_config": tc, "commit_message": "c"}))
     return live
 
 
@@ -335,7 +335,7 @@ def dataset_live(*qs: int) -> LiveState:
     from reconciler.model import LiveDataset
 
     live = state()
-    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset={"id": "RDox", "name": "d", "space_id": RESEARCH},
+    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset=DatasetObject.read({"id": "RDox", "name": "d", "space_id": RESEARCH}),
                                                  examples=[{"id": f"E{q}", "q": q} for q in qs])
     return live
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.model import Ownership
+from reconciler.model import ExperimentObject, Ownership
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_text
@@ -79,7 +79,7 @@ def test_replacing_a_protected_integration_says_why_once() -> None:
 @pytest.mark.parametrize("glob", ["Dataset/d", "Dataset/research/d"])
 def test_a_protect_glob_on_a_dataset_keeps_its_experiments(glob: str) -> None:
     live = state()
-    exps = [{"id": f"X{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"} for i in (1, 2)]
+    exps = [ExperimentObject.read({"id": f"X{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"}) for i in (1, 2)]
     live.datasets[(RESEARCH, "d")] = dataset(RESEARCH, "d", exps)
     owner = Ownership("team", spaces=("research",), protect=(glob,))
     d = res("Dataset", "d", "research", examples=[], experiment_retention={"keep_last": 1})

@@ -10,7 +10,19 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from reconciler.model import DesiredResource, LiveDataset, LiveEvaluator, LivePrompt, LiveState, SecretRef
+from reconciler.model import (
+    DatasetObject,
+    DesiredResource,
+    EvaluatorObject,
+    EvaluatorVersionObject,
+    LiveDataset,
+    LiveEvaluator,
+    LivePrompt,
+    LiveState,
+    PromptObject,
+    PromptVersionObject,
+    SecretRef,
+)
 from reconciler.plan.liveview import ABSENT, ExamplesEdit, resource_diff
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json
@@ -51,9 +63,9 @@ def test_a_resource_not_live_is_missing_and_one_live_under_an_alias_is_renamed()
     p = replace(res("Prompt", "p", "research", version=VERSION), aliases=("old",))
     live = state()
     assert (resource_diff(p, live).missing, resource_diff(p, live).renamed) == (True, False)
-    live.prompts[(RESEARCH, "old")] = LivePrompt(prompt={"id": "P", "name": "old", "space_id": RESEARCH})
+    live.prompts[(RESEARCH, "old")] = LivePrompt(prompt=PromptObject.read({"id": "P", "name": "old", "space_id": RESEARCH}))
     assert (resource_diff(p, live).missing, resource_diff(p, live).renamed) == (False, True)
-    live.prompts[(DEFAULT, "p")] = LivePrompt(prompt={"id": "Q", "name": "p", "space_id": DEFAULT})
+    live.prompts[(DEFAULT, "p")] = LivePrompt(prompt=PromptObject.read({"id": "Q", "name": "p", "space_id": DEFAULT}))
     assert resource_diff(replace(p, aliases=()), live).missing  # the same name in another space is not it
 
 
@@ -277,8 +289,8 @@ def prompt_live(restricted: bool = False, latest: bool = True, **version: Any) -
     live = state()
     v = {**LIVE_VERSION, **version}
     live.prompts[(RESEARCH, "p")] = LivePrompt(
-        prompt={"id": "UHI6MQ", "name": "p", "description": "live words", "space_id": RESEARCH},
-        latest=v if latest else None, labels={lab: v["id"] for lab in v["labels"]})
+        prompt=PromptObject.read({"id": "UHI6MQ", "name": "p", "description": "live words", "space_id": RESEARCH}),
+        latest=PromptVersionObject.read(v) if latest else None, labels={lab: v["id"] for lab in v["labels"]})
     if restricted:
         from tests.plan.test_mutants_pins import restriction
 
@@ -348,7 +360,7 @@ def test_a_prompt_with_no_version_live_compares_only_its_own_fields() -> None:
 
 def dataset_live(examples: list[dict[str, Any]] | None, matched: set[Any] | None = None) -> LiveState:
     live = state()
-    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset={"id": "RDox", "name": "d", "space_id": RESEARCH},
+    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset=DatasetObject.read({"id": "RDox", "name": "d", "space_id": RESEARCH}),
                                                  examples=examples, matched=matched)
     return live
 
@@ -413,7 +425,8 @@ def evaluator_live(tc: dict[str, Any] | None, message: str | None = "live messag
                  {**AGENT, "id": "SW50OjM"})
     latest = None if tc is None else {"id": "RVY6MQ", "template_config": tc, "commit_message": message}
     live.evaluators[(RESEARCH, "ev")] = LiveEvaluator(
-        evaluator={"id": "RXY6MQ", "name": "ev", "description": description}, latest=latest)
+        evaluator=EvaluatorObject.read({"id": "RXY6MQ", "name": "ev", "description": description}),
+        latest=None if latest is None else EvaluatorVersionObject.read(latest))
     return live
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from reconciler.errors import PlanError
-from reconciler.model import LiveDataset
+from reconciler.model import DatasetObject, ExperimentObject, LiveDataset
 from reconciler.plan.model import Operation
 from reconciler.plan.planner import make_plan, order
 from tests.plan.helpers import RESEARCH, live_llm, manifests, res, state
@@ -19,8 +19,8 @@ TC = {"name": "f", "template": "t", "llm_config": {"integration": "judge", "mode
 
 def test_an_evaluator_is_created_before_retention_deletes_an_experiment() -> None:
     live = state(live_llm("judge", has_api_key=True))
-    exps = [{"id": f"X{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"} for i in (1, 2)]
-    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset={"id": "D1", "name": "d", "space_id": RESEARCH},
+    exps = [ExperimentObject.read({"id": f"X{i}", "name": f"e{i}", "created_at": f"2026-0{i}-01T00:00:00Z"}) for i in (1, 2)]
+    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset=DatasetObject.read({"id": "D1", "name": "d", "space_id": RESEARCH}),
                                                  examples=[], experiments=exps)
     tree = manifests(res("Dataset", "d", "research", examples=[], experiment_retention={"keep_last": 1}),
                      res("Evaluator", "ev", "research", commit_message="c", template_config=TC))

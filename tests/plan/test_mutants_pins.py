@@ -11,7 +11,14 @@ import pytest
 from click.testing import CliRunner, Result
 
 from reconciler.cli import main
-from reconciler.model import LiveEvaluator, LivePrompt, LiveState, RestrictionObject
+from reconciler.model import (
+    EvaluatorObject,
+    EvaluatorVersionObject,
+    LiveEvaluator,
+    LivePrompt,
+    LiveState,
+    RestrictionObject,
+)
 from reconciler.plan.planner import make_plan
 from tests.plan.helpers import RESEARCH, live_llm, manifests, res, state
 from tests.plan.test_kinds_plan import VERSION, live_prompt
@@ -33,8 +40,9 @@ def live(*, dashboard: bool = False, prompt_restricted: bool = False, versions: 
     if not versions:
         prompt = LivePrompt(prompt=prompt.prompt, latest=None, labels={})
     s.prompts[(RESEARCH, "p")] = prompt
-    s.evaluators[(RESEARCH, "ev")] = LiveEvaluator(evaluator={"id": "RXY6MQ", "name": "ev", "description": None},
-                                                   latest={"id": "RVY6MQ", "template_config": TC} if versions else None)
+    s.evaluators[(RESEARCH, "ev")] = LiveEvaluator(evaluator=EvaluatorObject.read({"id": "RXY6MQ", "name": "ev", "description": None}),
+                                                   latest=EvaluatorVersionObject.read({"id": "RVY6MQ", "template_config": TC})
+                                                   if versions else None)
     s.restrictions[("PROJECT", "UHJvajo5")] = restriction("PROJECT", "UHJvajo5")  # a key that sees restrictions
     if dashboard:
         s.restrictions[("DASHBOARD", "RGFzaDox")] = restriction("DASHBOARD", "RGFzaDox")

@@ -11,7 +11,7 @@ import pytest
 
 from reconciler.errors import PlanError
 from reconciler.manifests import load_manifests
-from reconciler.model import LiveDataset
+from reconciler.model import DatasetObject, ExperimentObject, LiveDataset
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from tests.plan.helpers import RESEARCH, manifests, res, state
@@ -72,9 +72,9 @@ def test_a_targeted_plan_says_it_may_be_incomplete() -> None:
 
 def test_retention_counts_days_from_the_time_given_or_now() -> None:
     live = state()
-    exps = [{"id": "X1", "name": "e1", "created_at": "2026-05-01T00:00:00Z"},
-            {"id": "X2", "name": "e2", "created_at": "2026-05-10T00:00:00Z"}]
-    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset={"id": "D1", "name": "d", "space_id": RESEARCH},
+    exps = [ExperimentObject.read({"id": "X1", "name": "e1", "created_at": "2026-05-01T00:00:00Z"}),
+            ExperimentObject.read({"id": "X2", "name": "e2", "created_at": "2026-05-10T00:00:00Z"})]
+    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset=DatasetObject.read({"id": "D1", "name": "d", "space_id": RESEARCH}),
                                                  examples=[{"id": "E1", "q": 1}], experiments=exps)
     tree = manifests(res("Dataset", "d", "research", examples=EXAMPLES,
                          experiment_retention={"keep_last": 1, "older_than_days": 30}))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reconciler.model import DesiredResource, LiveState, Source
+from reconciler.model import DesiredResource, LiveState, RestrictionObject, Source
 from reconciler.plan.model import Plan, PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json
@@ -27,8 +27,8 @@ def live_state(restricted: bool = False, **version: Any) -> LiveState:
     live = state()
     live.prompts[(RESEARCH, "p")] = live_prompt(**version)
     if restricted:
-        live.restrictions = {("PROMPT", "UHI6MQ"): {"id": "R1", "resource_id": "UHI6MQ",  # type: ignore[dict-item]
-                                                    "resource_type": "PROMPT"}}
+        live.restrictions = {("PROMPT", "UHI6MQ"): RestrictionObject.read({"id": "R1", "resource_id": "UHI6MQ",
+                                                                          "resource_type": "PROMPT"})}
     return live
 
 

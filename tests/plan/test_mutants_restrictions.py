@@ -11,7 +11,16 @@ import pytest
 
 from reconciler.errors import PlanError
 from reconciler.manifests import load_manifests
-from reconciler.model import LiveDataset, LiveEvaluator, LiveIntegration, LiveState, RestrictionObject
+from reconciler.model import (
+    DatasetObject,
+    EvaluatorObject,
+    EvaluatorVersionObject,
+    LiveDataset,
+    LiveEvaluator,
+    LiveIntegration,
+    LiveState,
+    RestrictionObject,
+)
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from tests.plan.helpers import RESEARCH, key, live_llm, llm, manifests, res, state
@@ -38,11 +47,11 @@ def live_with(which: str) -> LiveState:
     if which == "prompt":
         s.prompts[(RESEARCH, "p")] = live_prompt()
     if which == "dataset":
-        s.datasets[(RESEARCH, "d")] = LiveDataset(dataset={"id": "RDox", "name": "d", "space_id": RESEARCH},
+        s.datasets[(RESEARCH, "d")] = LiveDataset(dataset=DatasetObject.read({"id": "RDox", "name": "d", "space_id": RESEARCH}),
                                                   examples=[], experiments=[])
     if which == "evaluator":
-        s.evaluators[(RESEARCH, "ev")] = LiveEvaluator(evaluator={"id": "RXY6MQ", "name": "ev", "description": None},
-                                                       latest={"id": "RVY6MQ", "template_config": TC})
+        s.evaluators[(RESEARCH, "ev")] = LiveEvaluator(evaluator=EvaluatorObject.read({"id": "RXY6MQ", "name": "ev", "description": None}),
+                                                       latest=EvaluatorVersionObject.read({"id": "RVY6MQ", "template_config": TC}))
     return s
 
 

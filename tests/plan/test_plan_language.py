@@ -6,7 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reconciler.model import LiveDataset, LiveEvaluator
+from reconciler.model import (
+    DatasetObject,
+    EvaluatorObject,
+    EvaluatorVersionObject,
+    ExperimentObject,
+    LiveDataset,
+    LiveEvaluator,
+)
 from reconciler.plan.model import Operation, PlanOptions
 from reconciler.plan.planner import changes_nothing, make_plan
 from reconciler.plan.render import render_text
@@ -32,9 +39,9 @@ def test_a_changed_evaluator_integration_is_shown_by_name() -> None:
     tc = {"name": "f", "template": "t", "llm_config": {"integration": "new", "model_name": "m"}}
     live = state(live_llm("old", id="SW50OjE", has_api_key=True), live_llm("new", id="SW50OjI", has_api_key=True))
     live.evaluators[(RESEARCH, "ev")] = LiveEvaluator(
-        evaluator={"id": "RXY6MQ", "name": "ev", "description": None},
-        latest={"id": "RVY6MQ", "commit_message": "first", "template_config": {
-            "name": "f", "template": "t", "llm_config": {"ai_integration_id": "SW50OjE", "model_name": "m"}}})
+        evaluator=EvaluatorObject.read({"id": "RXY6MQ", "name": "ev", "description": None}),
+        latest=EvaluatorVersionObject.read({"id": "RVY6MQ", "commit_message": "first", "template_config": {
+            "name": "f", "template": "t", "llm_config": {"ai_integration_id": "SW50OjE", "model_name": "m"}}}))
     plan = make_plan(manifests(res("Evaluator", "ev", "research", commit_message="second", template_config=tc)),
                      live)
     text = render_text(plan)
@@ -52,9 +59,9 @@ def test_a_new_evaluator_names_a_planned_integration_not_a_reference() -> None:
 
 def test_retention_says_why_an_experiment_is_deleted() -> None:
     live = state()
-    exps = [{"id": f"E{i}", "name": f"exp-{i}", "created_at": f"2026-0{i}-01T00:00:00Z"} for i in range(1, 5)]
+    exps = [ExperimentObject.read({"id": f"E{i}", "name": f"exp-{i}", "created_at": f"2026-0{i}-01T00:00:00Z"}) for i in range(1, 5)]
     live.datasets[(RESEARCH, "d")] = LiveDataset(
-        dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}, examples=[], experiments=exps)
+        dataset=DatasetObject.read({"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}), examples=[], experiments=exps)
     d = res("Dataset", "d", "research", experiment_retention={"keep_last": 2, "older_than_days": 30})
     text = render_text(make_plan(manifests(d), live, now=datetime(2026, 5, 15, tzinfo=UTC)))
     assert "experiment exp-2 (created 2026-02-01): older than 30 days and not among the 2 newest" in text
@@ -111,7 +118,7 @@ def test_a_call_that_changes_nothing_is_recognised(method: str, path: str, body:
 def test_no_dataset_plan_holds_a_call_that_changes_nothing() -> None:
     live = state()
     rows = [{"id": f"X{i}", "k": i, "q": f"q{i}"} for i in range(6)]
-    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset={"id": "RGF0OjE", "name": "d", "space_id": RESEARCH},
+    live.datasets[(RESEARCH, "d")] = LiveDataset(dataset=DatasetObject.read({"id": "RGF0OjE", "name": "d", "space_id": RESEARCH}),
                                                  examples=rows, experiments=[])
     for want in ([{"k": i, "q": f"q{i}"} for i in range(6)],  # in sync
                  [{"k": i, "q": f"q{i}"} for i in range(7)],  # one appended
