@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -185,10 +186,17 @@ def run_cli(args: list[str], env: Mapping[str, str], *, catch: bool = False, std
 
 
 def cli_process(args: list[str], env: Mapping[str, str]) -> subprocess.Popen[str]:
-    """The CLI as its own process (``python -m reconciler``), started and not waited for."""
+    """The CLI as its own process (``python -m reconciler``), started and not waited for, with
+    SIGINT at its default, as in a terminal: a suite started in the background by a shell (``make
+    test &``) runs with SIGINT ignored, which a child inherits, and Python then installs no
+    KeyboardInterrupt handler, so a test's Ctrl-C would be lost."""
     full_env = {**os.environ, **env, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen([sys.executable, "-m", "reconciler", *args], env=full_env, cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_sigint_default)
+
+
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 # ---------------------------------------------------------------- reading the service
