@@ -4,8 +4,10 @@ happen; --timeout changes the connect timeout."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -27,10 +29,14 @@ DOC = ("kind: Prompt\nname: p\nspace: research\nversion:\n  commit_message: c\n 
        "  messages: [{role: user, content: hi}]\n")
 
 
-def closed_port() -> int:
+@contextlib.contextmanager
+def refused_port() -> Iterator[int]:
+    """A loopback port where nothing listens, held for the test's length: bound but never listening,
+    so a connect to it is refused, and no other test's server (the suite runs two at once) can take
+    it meanwhile, as it could take a port closed before use."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])  # nothing listens once the socket is closed
+        yield int(s.getsockname()[1])
 
 
 def chained(outer: Exception, inner: BaseException) -> Exception:
@@ -62,10 +68,11 @@ def test_a_tls_failure_says_how_to_trust_a_private_ca() -> None:
 
 def test_a_refused_port_fails_fast_with_its_retries_reported() -> None:
     events: list[str] = []
-    port = closed_port()
-    client = open_client(Endpoint(base_url=f"http://127.0.0.1:{port}", emulator_db=None), "k", on_event=events.append)
-    with client, pytest.raises(TransportError) as info:
-        client.get("/v2/spaces")
+    with refused_port() as port:
+        client = open_client(Endpoint(base_url=f"http://127.0.0.1:{port}", emulator_db=None), "k",
+                             on_event=events.append)
+        with client, pytest.raises(TransportError) as info:
+            client.get("/v2/spaces")
     assert f"cannot reach 127.0.0.1:{port}: connection refused" in str(info.value)
     assert events == [f"cannot reach 127.0.0.1:{port}: connection refused (nothing listens there): retrying for "
                       "up to 5s"]  # one line for the outage, however many retries
@@ -116,16 +123,14 @@ def test_the_timeout_option_sets_the_connect_timeout(monkeypatch: pytest.MonkeyP
 
 
 def test_retries_show_on_stderr_without_verbose_and_not_with_quiet() -> None:
-    port = closed_port()
-    args = ["drift", "-", "--base-url", f"http://127.0.0.1:{port}"]
-    doc = DOC
-    env = {"RECONCILER_API_KEY": "k"}
-    shown = CliRunner().invoke(main, args, input=doc, env=env)
+    with refused_port() as port:
+        args = ["drift", "-", "--base-url", f"http://127.0.0.1:{port}"]
+        shown = CliRunner().invoke(main, args, input=DOC, env={"RECONCILER_API_KEY": "k"})
+        quiet = CliRunner().invoke(main, [*args, "--quiet"], input=DOC, env={"RECONCILER_API_KEY": "k"})
     assert shown.exit_code == 1, (shown.output, shown.exception)
     # one line for the refused host, not one per read in flight (several start at once), then the error
     assert shown.stderr.splitlines()[:-1] == [f"cannot reach 127.0.0.1:{port}: connection refused (nothing listens "
                                               "there): retrying for up to 5s"]
     assert shown.stderr.splitlines()[-1].startswith("Error: GET /v2/")
-    quiet = CliRunner().invoke(main, [*args, "--quiet"], input=doc, env=env)
     assert quiet.exit_code == 1, (quiet.output, quiet.exception)
     assert "retrying" not in quiet.stderr and "cannot reach" in quiet.stderr
