@@ -24,6 +24,16 @@ def health() -> Iterator[HealthServer]:
     server.server_close()
 
 
+def closed(s: socket.socket) -> bool:
+    """Whether the server closed the connection: an end of stream, or a reset (the kernel resets a
+    connection closed with bytes still unread, as the slow client's half request may be when the
+    server drops it before reading it: seen once under load)."""
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
 def test_hundreds_of_idle_sockets_do_not_starve_healthz(health: HealthServer) -> None:
     port = health.server_address[1]
     idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(IDLE)]
@@ -35,7 +45,7 @@ def test_hundreds_of_idle_sockets_do_not_starve_healthz(health: HealthServer) ->
         # the server holds at most its bound: the oldest silent connections were closed to make room
         for s in idle:
             s.settimeout(30)  # an upper bound only
-        assert all(s.recv(1) == b"" for s in idle[:IDLE - 64])
+        assert all(closed(s) for s in idle[:IDLE - 64])
     finally:
         for s in idle:
             s.close()
