@@ -147,16 +147,7 @@ class PlanInput:
     desired: tuple[DesiredResource, ...]
     renamed: Mapping[str, str] = field(default_factory=dict)  # address -> the alias it is renamed from
     restrictions_hidden: bool = False  # the key cannot see restrictions: they are not compared
-    earlier: KindPlan | None = None
-
-    @property
-    def creates(self) -> Mapping[tuple[str, ...], str]:
-        """Identity -> the id of its create op, for the kinds planned before."""
-        return self.earlier.creates if self.earlier is not None else {}
-
-    @property
-    def ops(self) -> tuple[Operation, ...]:
-        return tuple(self.earlier.ops) if self.earlier is not None else ()
+    earlier: KindPlan = field(default_factory=lambda: KindPlan())
 
 
 @dataclass

@@ -36,7 +36,7 @@ def resolve_template(r: DesiredResource, ctx: Planning) -> tuple[dict[str, Any],
     depends: tuple[str, ...] = ()
     if "integration" in llm:
         name = str(llm.pop("integration"))
-        created = ctx.inputs.creates.get((INTEGRATION.name, "LLM", name))
+        created = ctx.inputs.earlier.creates.get((INTEGRATION.name, "LLM", name))
         live = ctx.live.integrations.get(("LLM", name))
         if created is not None:
             llm["ai_integration_id"] = ref(created, "id")
@@ -116,7 +116,7 @@ def _warn_invisible(r: DesiredResource, ctx: Planning, space_id: str) -> None:
     if name is MISSING:
         return
     scopings: Any = None
-    for op in INTEGRATION.among(ctx.inputs.ops):
+    for op in INTEGRATION.among(ctx.inputs.earlier.ops):
         if op.name == name and isinstance(op.body, dict) and "scopings" in op.body \
                 and op.body.get("type", "LLM") == "LLM" and op.method in ("POST", "PATCH"):
             scopings = op.body["scopings"]
@@ -136,11 +136,11 @@ def _warn_invisible(r: DesiredResource, ctx: Planning, space_id: str) -> None:
                         f"the API will refuse the evaluator (404)" + (f" ({where})" if where else ""))
 
 
-def by_name(ctx: Planning, changes: list[Change], r: DesiredResource | None = None) -> list[Change]:
+def by_name(ctx: Planning, changes: list[Change], r: DesiredResource) -> list[Change]:
     """A change of ``llm_config.ai_integration_id`` as the manifest says it: the integration by name,
     at the line of ``llm_config.integration`` in ``r``'s manifest (not its parent's)."""
     names = {str(o.id): name for (t, name), o in ctx.live.integrations.items() if t == "LLM"}
-    created = {op_id: name for (kind, t, name), op_id in ctx.inputs.creates.items() if kind == INTEGRATION.name and t == "LLM"}
+    created = {op_id: name for (kind, t, name), op_id in ctx.inputs.earlier.creates.items() if kind == INTEGRATION.name and t == "LLM"}
 
     def name_of(value: object) -> object:
         if isinstance(value, str):
@@ -151,8 +151,7 @@ def by_name(ctx: Planning, changes: list[Change], r: DesiredResource | None = No
         return value
 
     def source_of(c: Change, path: str) -> str | None:
-        sources = r.sources if r is not None else {}
-        found = sources.get(path) or sources.get(c.path)  # the manifest may name the id itself
+        found = r.sources.get(path) or r.sources.get(c.path)  # the manifest may name the id itself
         return str(found) if found is not None else c.source
 
     return [replace(c, path=(path := c.path.replace(INTEGRATION_ID, "llm_config.integration")),

@@ -25,7 +25,6 @@ from reconciler.plan.context import (
     creation_changes,
     integration_doc,
     is_sensitive,
-    op_id,
     plain,
     shown,
     to_body,
@@ -120,25 +119,18 @@ def _create(r: DesiredResource, ctx: Planning, action: str = "create", depends: 
     scopings = resolve_scopings(r, ctx) if doc.scopings is not MISSING else None
     if doc.scopings is not MISSING and scopings is None:
         return None
-    body = create_body(r, secrets, scopings)
-    changes = creation_changes(r, _written(doc))
-    op = Operation(
-        id=op_id(r, "create"), action=action, kind=r.kind, name=r.name, method="POST", path=COLLECTION,
-        body=body, changes=tuple(changes), depends_on=depends, secrets=secrets, address=r.address,
-    )
+    op = ctx.op(r, "create", "POST", COLLECTION, action=action, body=create_body(r, secrets, scopings),
+                changes=creation_changes(r, _written(doc)), depends_on=depends, secrets=secrets)
     ctx.creates[r.identity] = op.id
-    return ctx.add(op)
+    return op
 
 
 def _replace(r: DesiredResource, ctx: Planning, live: LiveIntegration, why: str) -> None:
     if not ctx.options.allow_replace:
         ctx.warnings.append(f"{r.address}: {why} cannot be patched; the replacement (delete, then create) "
                             "runs only with --allow-replace")
-    delete = ctx.add(Operation(
-        id=op_id(r, "delete"), action="replace", kind=r.kind, name=r.name, method="DELETE",
-        path=f"{COLLECTION}/{live.id}", changes=(Change("", f"{live.type} {live.name}", None),),
-        address=r.address, note=f"replace: {why}",
-    ))
+    delete = ctx.op(r, "delete", "DELETE", f"{COLLECTION}/{live.id}", action="replace",
+                    changes=[Change("", f"{live.type} {live.name}", None)], note=f"replace: {why}")
     _create(r, ctx, action="replace", depends=(delete.id,))
 
 
@@ -155,10 +147,9 @@ def _update(r: DesiredResource, ctx: Planning, live: LiveIntegration) -> None:
         body["description"] = doc.description
         changes.append(change(r, "description", live.description, doc.description))
     if doc.scopings is not MISSING:
-        resolved = resolve_scopings(r, ctx)
-        if resolved is None:
+        want = resolve_scopings(r, ctx)
+        if want is None:
             return
-        want = resolved
         have = [_scoping(s) for s in live.scopings or []]
         if _scoping_set(want) != _scoping_set(have):
             body["scopings"] = want
@@ -168,11 +159,8 @@ def _update(r: DesiredResource, ctx: Planning, live: LiveIntegration) -> None:
         body["config"] = config
     if not body:
         return
-    ctx.add(Operation(
-        id=op_id(r, "update"), action="update", kind=r.kind, name=r.name, method="PATCH",
-        path=f"{COLLECTION}/{live.id}", body={"type": live.type, **body}, changes=tuple(changes),
-        secrets=secrets, address=r.address, note=_write_only_reason(r, ctx, changes),
-    ))
+    ctx.op(r, "update", "PATCH", f"{COLLECTION}/{live.id}", body={"type": live.type, **body}, changes=changes,
+           secrets=secrets, note=_write_only_reason(r, ctx, changes))
 
 
 def _write_only_reason(r: DesiredResource, ctx: Planning, changes: list[Change]) -> str | None:

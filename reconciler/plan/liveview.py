@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from pydantic import MISSING
@@ -35,21 +36,18 @@ from reconciler.plan.prompts import VERSION_FIELDS, _norm
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
 
 
-class _Absent:
+class _Absent(Enum):
     """A field live does not have: the edit removes it from the manifest (it becomes unmanaged)."""
 
-    _instance: _Absent | None = None
-
-    def __new__(cls) -> _Absent:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    ABSENT = "ABSENT"
 
     def __repr__(self) -> str:
         return "ABSENT"
 
+    __str__ = __repr__  # as a plain object's str: its repr
 
-ABSENT: Any = _Absent()
+
+ABSENT: Any = _Absent.ABSENT
 
 
 @dataclass(frozen=True)

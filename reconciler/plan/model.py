@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reconciler.model import ReadScope
@@ -155,8 +155,7 @@ class Ignored:
     source: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"address": self.address, "path": self.path, "before": self.before, "after": self.after,
-                "source": self.source}
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Ignored:
@@ -176,8 +175,7 @@ class Verdict:
     source: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "effect": self.effect, "address": self.address, "message": self.message,
-                "source": self.source}
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Verdict:

@@ -243,16 +243,10 @@ def render_markdown(plan: Plan, unmanaged_drift: bool = False) -> str:
             fence = "`" * max(3, 1 + max((len(run) for line in diff for run in re.findall(r"`+", line)), default=0))
             lines.extend(["", f"`{path}`:", "", fence + "diff", *diff, fence])
         lines.extend(["", "</details>", ""])
-    if plan.unmanaged:
-        lines.append(f"<details><summary>{_md_escape(unmanaged_heading(plan))}</summary>")
-        lines.append("")
-        lines.extend(f"- `{u.address}` (`{u.path}`)" for u in plan.unmanaged)
-        lines.extend(["", "</details>", ""])
-    if plan.ignored:
-        lines.append(f"<details><summary>{_md_escape(ignored_heading(plan))}</summary>")
-        lines.append("")
-        lines.extend(f"- {_md_escape(line.strip())}" for line in ignored_lines(plan))
-        lines.extend(["", "</details>", ""])
+    for heading, items in ((unmanaged_heading(plan), [f"- `{u.address}` (`{u.path}`)" for u in plan.unmanaged]),
+                           (ignored_heading(plan), [f"- {_md_escape(line.strip())}" for line in ignored_lines(plan)])):
+        if items:
+            lines.extend([f"<details><summary>{_md_escape(heading)}</summary>", "", *items, "", "</details>", ""])
     for w in plan.warnings:
         lines.append(f"> **Warning:** {w}")
     if plan.unverified_secrets:
