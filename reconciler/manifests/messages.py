@@ -19,9 +19,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from reconciler.manifests.fields import CREATE_REQUIRED, RULE, a_kind_of
+from reconciler.manifests.fields import CREATE_REQUIRED, RULE, TaggedUnion, a_kind_of
 from reconciler.manifests.hints import suggest as suggest  # models and policy rules use it too
-from reconciler.manifests.models import TaggedUnion, field_type, unwrap
+from reconciler.manifests.models import field_type, unwrap
 from reconciler.manifests.yamlload import Mark, Problem, display_path
 from reconciler.model import Source
 

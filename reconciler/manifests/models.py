@@ -32,7 +32,6 @@ from pydantic import (
     Discriminator,
     Field,
     StringConstraints,
-    Tag,
     TypeAdapter,
     model_validator,
 )
@@ -50,7 +49,7 @@ from reconciler.manifests.fields import (
     Required,
     RuleProblem,
     Strict,
-    TagOf,
+    TaggedUnion,
     _unique,
     problem,
     rule_error,
@@ -376,28 +375,14 @@ DOCUMENT: TypeAdapter[Any] = TypeAdapter(ManifestDocument, config=ConfigDict(hid
 # ------------------------------------------------------------------ walking the models by type
 
 
-class TaggedUnion:
-    """A tagged union of the models: its discriminator key and members by tag."""
-
-    def __init__(self, key: str, members: dict[str, Any]) -> None:
-        self.key = key
-        self.members = members
-
-
 def unwrap(tp: Any) -> Any:
-    """Strip Annotated, MISSING and None from a declared type; a tagged union becomes a ``TaggedUnion``."""
+    """Strip Annotated, MISSING and None from a declared type; a tagged union becomes its ``TaggedUnion``."""
     while True:
         if get_origin(tp) is Annotated:
             base, *meta = get_args(tp)
             disc = next((m for m in meta if isinstance(m, Discriminator)), None)
-            if disc is not None and isinstance(disc.discriminator, TagOf):
-                members: dict[str, Any] = {}
-                for member in get_args(base):
-                    inner, *marks = get_args(member)
-                    tag = next(m.tag for m in marks if isinstance(m, Tag))
-                    rest = [m for m in marks if not isinstance(m, Tag)]
-                    members[tag] = Annotated[(inner, *rest)] if rest else inner
-                return TaggedUnion(disc.discriminator.key, members)
+            if disc is not None and isinstance(disc.discriminator, TaggedUnion):
+                return disc.discriminator
             tp = base
             continue
         if get_origin(tp) in (Union, types.UnionType):
