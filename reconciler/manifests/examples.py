@@ -17,7 +17,7 @@ from typing import Any
 
 from reconciler.manifests import yamlload
 from reconciler.manifests.messages import Ctx, Path
-from reconciler.manifests.yamlload import Problem, _too_big, read_file
+from reconciler.manifests.yamlload import Problem, _too_big, not_utf8, read_file
 from reconciler.model import Source
 
 READ_ONLY_EXAMPLE_FIELDS = ("id", "created_at", "updated_at")
@@ -115,12 +115,7 @@ def _file_blocks(path: str, shown: str, problems: list[Problem],
                 try:
                     text = block[skip:].decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    at = skip + exc.start
-                    line = newlines + block.count(b"\n", 0, at) + 1
-                    column = at - (block.rfind(b"\n", 0, at) + 1) + 1
-                    problems.append(Problem(shown, line, column, "file",
-                                            f"not valid UTF-8 at byte offset {offset + at} (byte 0x{block[at]:02x}); "
-                                            "save the file as UTF-8"))
+                    problems.append(not_utf8(shown, block, skip + exc.start, newlines + 1, offset))
                     unreadable.append(True)
                     return
                 lines = text.splitlines()

@@ -133,13 +133,17 @@ def read_text(raw: bytes, file: str, problems: list[Problem], limit: int | None 
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        offset = exc.start
-        line = raw.count(b"\n", 0, offset) + 1
-        column = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
-        problems.append(Problem(file, line, column, "file",
-                                f"not valid UTF-8 at byte offset {offset} (byte 0x{raw[offset]:02x}); "
-                                "save the file as UTF-8"))
+        problems.append(not_utf8(file, raw, exc.start))
         return None
+
+
+def not_utf8(file: str, data: bytes, at: int, first_line: int = 1, offset: int = 0) -> Problem:
+    """The problem of ``data[at]``, the first byte that is not UTF-8 (``data`` starts at line
+    ``first_line`` and byte ``offset`` of the file)."""
+    line = first_line + data.count(b"\n", 0, at)
+    column = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    return Problem(file, line, column, "file", f"not valid UTF-8 at byte offset {offset + at} "
+                   f"(byte 0x{data[at]:02x}); save the file as UTF-8")
 
 
 def read_file(path: str, file: str, problems: list[Problem], limit: int | None = None) -> str | None:
@@ -377,9 +381,7 @@ display_path = _display
 def _scalar(ev: Any, file: str, line: int, col: int, path: str, problems: list[Problem]) -> Any:
     value: str = ev.value
     tag = ev.tag
-    if tag is None or tag == "!":
-        if not ev.implicit[0]:  # quoted or block scalar: always a string
-            return value
+    if tag is None or tag == "!":  # plain (a quoted or block scalar is a string: never sent here)
         tag = _STR
         for candidate, rx in _RESOLVERS.get(value[:1], ()):
             if rx.match(value):
