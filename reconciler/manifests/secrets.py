@@ -15,20 +15,21 @@ from reconciler.model import DesiredResource, ManifestSet, SecretRef, Source
 from reconciler.providers import HEADER_MAP_MAX_BYTES, serialized_header_bytes
 
 
-def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+def walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Every value below ``value`` (itself first) with its dotted path."""
     yield path, value
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from _walk(v, f"{path}.{k}" if path else str(k))
+            yield from walk(v, f"{path}.{k}" if path else str(k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _walk(v, f"{path}.{i}" if path else str(i))
+            yield from walk(v, f"{path}.{i}" if path else str(i))
 
 
 def _secret_values(r: DesiredResource) -> Iterator[tuple[str, Any]]:
     """Only the subtrees that can hold secrets (integration configs): examples can be large."""
     if r.kind in SECRET_KINDS:
-        yield from _walk(r.spec.get("config"), "config")
+        yield from walk(r.spec.get("config"), "config")
 
 
 def check_secrets(ms: ManifestSet, only: Callable[[str, str], bool] | None = None) -> list[str]:
