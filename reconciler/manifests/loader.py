@@ -147,8 +147,6 @@ def _policies_apart(docs: list[tuple[YamlDocument, str]], policy_paths: Sequence
                     ) -> tuple[list[tuple[YamlDocument, str]], list[tuple[YamlDocument, str]]]:
     """The tree's ``kind: Policy`` documents and those of ``--policy PATH`` (``reconciler.policy``),
     apart from the resources."""
-    if not policy_paths and not any(isinstance(d.value, dict) and d.value.get("kind") == "Policy" for d, _ in docs):
-        return docs, []
     mine = [(d, b) for d, b in docs if isinstance(d.value, dict) and d.value.get("kind") == "Policy"]
     rest = [(d, b) for d, b in docs if not (isinstance(d.value, dict) and d.value.get("kind") == "Policy")]
     return rest, mine + policy_documents(policy_paths, problems)
