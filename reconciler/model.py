@@ -40,32 +40,14 @@ class Source:
 MAX_SECRET_FILE_BYTES = 64 * 1024
 
 
+@dataclass(frozen=True, slots=True, repr=False)
 class SecretRef:
     """A reference to a secret (``{env: NAME}`` or ``{file: PATH}``). The value is read only on
-    ``resolve()`` and is never part of a repr, str, error or log line.
+    ``resolve()`` and is never part of a repr, str, error or log line. The manifest models hold it
+    as a value of its own: ``manifests.models.spec_of`` puts it in a resource's spec as it is."""
 
-    A plain immutable class rather than a dataclass: the manifest models hold it as a value of its
-    own, and pydantic keeps such a value as it is when a model is dumped into a plan's spec."""
-
-    __slots__ = ("source", "ref")
     source: Literal["env", "file"]
     ref: str  # the variable name, or the file path (absolute, resolved against the manifest)
-
-    def __init__(self, source: Literal["env", "file"], ref: str) -> None:
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "ref", ref)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("SecretRef is immutable")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SecretRef) and (self.source, self.ref) == (other.source, other.ref)
-
-    def __hash__(self) -> int:
-        return hash((SecretRef, self.source, self.ref))
-
-    def __reduce__(self) -> tuple[type[SecretRef], tuple[str, str]]:
-        return (SecretRef, (self.source, self.ref))
 
     def __repr__(self) -> str:
         return f"SecretRef({self.source}={self.ref!r})"
