@@ -362,12 +362,8 @@ def _literal(*values: str) -> Any:
     return Literal[values]
 
 
-class AuthBase(Strict):
-    pass
-
-
-def _auth_model(auth_type: str, fields: Mapping[str, ConfigField]) -> type[AuthBase]:
-    model = create_model(f"Auth{auth_type.title().replace('_', '')}", __base__=AuthBase,
+def _auth_model(auth_type: str, fields: Mapping[str, ConfigField]) -> type[Strict]:
+    model = create_model(f"Auth{auth_type.title().replace('_', '')}", __base__=Strict,
                          __doc__=f"CLOUD_D auth_type {auth_type}.",
                          auth_type=(_literal(auth_type), Required("How the service authenticates.")),
                          **_config_fields(fields))

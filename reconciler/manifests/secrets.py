@@ -26,12 +26,6 @@ def walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
             yield from walk(v, f"{path}.{i}" if path else str(i))
 
 
-def _secret_values(r: DesiredResource) -> Iterator[tuple[str, Any]]:
-    """Only the subtrees that can hold secrets (integration configs): examples can be large."""
-    if r.kind in SECRET_KINDS:
-        yield from walk(r.spec.get("config"), "config")
-
-
 def check_secrets(ms: ManifestSet, only: Callable[[str, str], bool] | None = None) -> list[str]:
     """Problems (``FILE:LINE:COL: PATH: message``) for secret references that do not resolve: an
     unset or empty environment variable, a missing, unreadable or empty file; and for header maps
@@ -67,8 +61,10 @@ def secret_problems(ms: ManifestSet, only: Callable[[str, str], bool] | None = N
         return resolved[ref]
 
     for r in ms.resources:
+        if r.kind not in SECRET_KINDS:  # only the subtrees that can hold secrets: examples can be large
+            continue
         seen: set[str] = set()  # the values of a header map are checked with the map
-        for path, value in _secret_values(r):
+        for path, value in walk(r.spec.get("config"), "config"):
             if path in seen or (only is not None and not only(r.address, path)):
                 continue
             if isinstance(value, SecretRef):

@@ -49,14 +49,12 @@ MAX_DEPTH = 100
 MAX_NODES = 1_000_000
 
 
+@dataclass(slots=True)
 class NodeBudget:
     """The values a load may still build (``MAX_NODES``), shared by every file it reads."""
 
-    __slots__ = ("left", "spent")
-
-    def __init__(self, limit: int = MAX_NODES) -> None:
-        self.left = limit
-        self.spent = False  # told once: the files after the one that spent it are not parsed
+    left: int = MAX_NODES
+    spent: bool = False  # told once: the files after the one that spent it are not parsed
 
 #: (key line, key column, value line, value column), all 1-based. Sequence items: key == value.
 Mark = tuple[int, int, int, int]
