@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from reconciler.errors import ResponseError, SecretError
 from reconciler.kinds import DATASET, KIND_SPECS
-from reconciler.kinds import KINDS as KINDS  # the registry's names, known here too
-from reconciler.kinds import SPACED_KINDS as SPACED_KINDS
+from reconciler.kinds import SPACED_KINDS as SPACED_KINDS  # the registry's, known here too
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,7 @@ def nearest_source(sources: Mapping[str, Source], path: str) -> Source | None:
 class DesiredResource:
     """One manifest document.
 
-    kind: one of KINDS. name: the document's name. space: the space name or id (spaced kinds).
+    kind: one of ``kinds.KINDS``. name: the document's name. space: the space name or id (spaced kinds).
     spec: the document minus ``kind``, ``name``, ``space`` and the lifecycle fields, as plain values;
         only keys the user wrote (secrets as SecretRef, a dataset's examples loaded from its file).
     sources: dotted field path ("config.api_key", "version.messages") -> where it was written;

@@ -314,14 +314,9 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem], b
                 value = _scalar(ev, file, vl, vc, path or doc.label(), problems)
                 if len(problems) != reported:
                     refused.add(path)
-        elif t is MappingStartEvent:
-            value = {}
-            if ev.tag not in _MAP_TAGS:
-                problems.append(Problem(file, vl, vc, _display(path) or doc.label(), f"unsupported YAML tag {ev.tag}"))
-                refused.add(path)
-        elif t is SequenceStartEvent:
-            value = []
-            if ev.tag not in _SEQ_TAGS:
+        elif t is MappingStartEvent or t is SequenceStartEvent:
+            value = {} if t is MappingStartEvent else []
+            if ev.tag not in (_MAP_TAGS if t is MappingStartEvent else _SEQ_TAGS):
                 problems.append(Problem(file, vl, vc, _display(path) or doc.label(), f"unsupported YAML tag {ev.tag}"))
                 refused.add(path)
         elif t is AliasEvent:

@@ -14,6 +14,7 @@ A ``fields`` glob that can never match a manifest field of the matched kinds is 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -121,9 +122,7 @@ def _members(tree: Any) -> Iterator[tuple[list[str], Any]]:
     def chain(node: Any) -> list[str] | None:
         if not isinstance(node, Tree):
             return None
-        if node.data == "member" and len(node.children) == 1:
-            return chain(node.children[0])
-        if node.data == "primary" and len(node.children) == 1:
+        if node.data in ("member", "primary") and len(node.children) == 1:
             return chain(node.children[0])
         if node.data == "ident" and isinstance(node.children[0], Token):
             return [str(node.children[0])]
@@ -148,10 +147,7 @@ def _members(tree: Any) -> Iterator[tuple[list[str], Any]]:
 def _selections(ast: Any) -> dict[str, frozenset[str] | None]:
     """For each variable, the first-level fields its member chains select; None where the variable is
     also used whole (``before == after``, ``before['x']``, a macro over it)."""
-    idents: dict[str, int] = {}
-    for node in ast.iter_subtrees():
-        if node.data == "ident":
-            idents[str(node.children[0])] = idents.get(str(node.children[0]), 0) + 1
+    idents = Counter(str(node.children[0]) for node in ast.iter_subtrees() if node.data == "ident")
     chains: dict[str, list[str]] = {}
     for chain, _ in _members(ast):
         chains.setdefault(chain[0], []).append(chain[1])
