@@ -467,7 +467,4 @@ class LiveState:
         return None
 
     def space_name(self, space_id: str) -> str:
-        for s in self.spaces:
-            if s.id == space_id:
-                return s.name
-        return space_id
+        return next((s.name for s in self.spaces if s.id == space_id), space_id)

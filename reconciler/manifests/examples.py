@@ -23,17 +23,13 @@ from reconciler.model import Source
 READ_ONLY_EXAMPLE_FIELDS = ("id", "created_at", "updated_at")
 
 
-class _Duplicate(ValueError):
-    pass
-
-
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()
         for k, _ in pairs:
             if k in seen:
-                raise _Duplicate(f"duplicate key '{k}'")
+                raise ValueError(f"duplicate key '{k}'")
             seen.add(k)
     return obj
 

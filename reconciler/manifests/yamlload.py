@@ -189,7 +189,8 @@ def parse_documents(text: str, file: str, problems: list[Problem],
                 try:
                     doc.value = _build(get, doc, problems, budget)
                 except _AbortDocument:
-                    _skip_to_document_end(get)
+                    while type(get()) is not yaml.DocumentEndEvent:  # skip to the document's end
+                        pass
                     continue
                 except _AbortFile:
                     break
@@ -206,7 +207,8 @@ def parse_documents(text: str, file: str, problems: list[Problem],
                     "with spaces)")
         problems.append(Problem(file, line, col, f"document {max(index, 1)}", f"YAML syntax error: {what}"))
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a control character)
-        line, col = _line_col(text, exc.position)
+        line = text.count("\n", 0, exc.position) + 1
+        col = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
         problems.append(Problem(file, line, col, "file",
                                 f"character U+{exc.character:04X} is not allowed in YAML"
                                 if isinstance(exc.character, int) else f"character {exc.character!r} is not allowed in YAML"))
@@ -215,17 +217,6 @@ def parse_documents(text: str, file: str, problems: list[Problem],
     finally:
         loader.dispose()
     return docs
-
-
-def _line_col(text: str, position: int) -> tuple[int, int]:
-    """1-based line and column of a character offset."""
-    line = text.count("\n", 0, position) + 1
-    return line, position - (text.rfind("\n", 0, position) + 1) + 1
-
-
-def _skip_to_document_end(get: Callable[[], Any]) -> None:
-    while type(get()) is not yaml.DocumentEndEvent:
-        pass
 
 
 def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem], budget: NodeBudget) -> Any:
