@@ -55,11 +55,8 @@ def subjects(plan: Plan) -> list[Subject]:
     found: dict[str, list[Operation]] = {}
     for op in plan.operations:
         found.setdefault(op.subject, []).append(op)
-    out = []
-    for address, ops in found.items():
-        actions = {op.action for op in ops}
-        out.append(Subject(address, next(a for a in _ORDER if a in actions), ops))
-    return out
+    return [Subject(address, next(a for a in _ORDER if any(op.action == a for op in ops)), ops)
+            for address, ops in found.items()]
 
 
 def _plain(value: Any) -> Any:
@@ -229,10 +226,8 @@ def describe(v: Verdict) -> str:
 
 def check_allowed(plan: Plan, approvals: Iterable[str]) -> None:
     """Raise (exit 1) when a rule denies the plan or an approval is missing; before any write."""
-    denied = [v for v in plan.policy if v.effect == "deny"]
-    missing = unapproved(plan.policy, approvals)
-    lines = [f"  denied by {describe(v)}" for v in denied]
-    lines += [f"  needs --approve {v.rule}: {describe(v)}" for v in missing]
+    lines = [f"  denied by {describe(v)}" for v in plan.policy if v.effect == "deny"]
+    lines += [f"  needs --approve {v.rule}: {describe(v)}" for v in unapproved(plan.policy, approvals)]
     if lines:
         raise PlanError("refusing to apply: the policies do not allow this plan:\n" + "\n".join(lines))
 

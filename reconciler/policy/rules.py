@@ -19,9 +19,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import MISSING, AfterValidator, Field, StringConstraints, ValidationError
+from pydantic import MISSING, AfterValidator, Field, ValidationError
 
-from reconciler.manifests.fields import Doc, Required, Strict, _unique
+from reconciler.manifests.fields import Doc, NonEmpty, Required, Strict, _unique, problem
 from reconciler.manifests.messages import Ctx, report, show, suggest
 from reconciler.manifests.yamlload import Problem, YamlDocument
 from reconciler.model import SPACED_KINDS
@@ -41,12 +41,8 @@ BINDING_MACROS = ("all", "exists", "exists_one", "map", "filter")
 _FUNCTIONS = ("has", "dyn", "size", "int", "uint", "double", "string", "bytes", "bool", "list", "map", "type",
               "duration", "timestamp", "matches", "contains", "startsWith", "endsWith", "null_type")
 
-NonEmpty = Annotated[str, StringConstraints(min_length=1)]
-
 
 def _address_globs(globs: list[str]) -> list[str]:
-    from reconciler.manifests.fields import problem
-
     for i, glob in enumerate(globs):
         kind, sep, rest = glob.partition("/")
         if not sep or not rest:
