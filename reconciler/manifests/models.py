@@ -429,10 +429,8 @@ def spec_of(model: BaseModel) -> dict[str, Any]:
     return out
 
 
-def document_of(kind: str, name: str, space: str | None, spec: Mapping[str, Any], doc: Any = None) -> Any:
-    """The typed document of a resource: the one loaded, or one built from its spec."""
-    if doc is not None:
-        return doc
+def document_of(kind: str, name: str, space: str | None, spec: Mapping[str, Any]) -> Any:
+    """The typed document of a resource built from its spec (not validated again: see ``construct``)."""
     head = {"kind": kind, "name": name, **({"space": space} if space is not None else {})}
     return construct(ManifestDocument, {**head, **spec})
 
