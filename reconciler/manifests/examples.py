@@ -194,8 +194,7 @@ def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[An
         return i
 
     def fail(pos: int, message: str) -> None:
-        line, col = where(pos)
-        problems.append(Problem(shown, line, col, "examples_file", message))
+        problems.append(Problem(shown, *where(pos), "examples_file", message))
 
     i = skip(0)
     if i >= len(text) or text[i] != "[":

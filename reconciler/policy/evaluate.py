@@ -226,8 +226,10 @@ def describe(v: Verdict) -> str:
 
 def check_allowed(plan: Plan, approvals: Iterable[str]) -> None:
     """Raise (exit 1) when a rule denies the plan or an approval is missing; before any write."""
-    lines = [f"  denied by {describe(v)}" for v in plan.policy if v.effect == "deny"]
-    lines += [f"  needs --approve {v.rule}: {describe(v)}" for v in unapproved(plan.policy, approvals)]
+    denied = [v for v in plan.policy if v.effect == "deny"]
+    missing = unapproved(plan.policy, approvals)
+    lines = [f"  denied by {describe(v)}" for v in denied]
+    lines += [f"  needs --approve {v.rule}: {describe(v)}" for v in missing]
     if lines:
         raise PlanError("refusing to apply: the policies do not allow this plan:\n" + "\n".join(lines))
 
