@@ -77,18 +77,23 @@ class SecretRef:
                               f"{exc.start})") from None
 
 
-def nearest_source(sources: Mapping[str, Source], path: str) -> Source | None:
-    """The source recorded for a dotted path, else for its nearest parent, else the document's."""
-    while True:
-        if path in sources:
-            return sources[path]
-        if not path:
-            return None
-        path = path.rpartition(".")[0]
+class _Sourced:
+    """A document that recorded where its values were written (``sources``)."""
+
+    sources: Mapping[str, Source]
+
+    def source(self, path: str = "") -> Source | None:
+        """The source recorded for a dotted path, else for its nearest parent, else the document's."""
+        while True:
+            if path in self.sources:
+                return self.sources[path]
+            if not path:
+                return None
+            path = path.rpartition(".")[0]
 
 
 @dataclass(frozen=True)
-class DesiredResource:
+class DesiredResource(_Sourced):
     """One manifest document.
 
     kind: one of ``kinds.KINDS``. name: the document's name. space: the space name or id (spaced kinds).
@@ -124,10 +129,6 @@ class DesiredResource:
         """How plans and messages name it: ``Kind/name`` or ``Kind/space/name``."""
         return f"{self.kind}/{self.space}/{self.name}" if self.space else f"{self.kind}/{self.name}"
 
-    def source(self, path: str = "") -> Source | None:
-        """The nearest recorded source of a dotted path (falls back to parents, then the document)."""
-        return nearest_source(self.sources, path)
-
     @property
     def integration_ref(self) -> str | None:
         """The LLM integration the document names by name (at its kind's ``KindSpec.refers``), if any."""
@@ -143,7 +144,7 @@ def _matches(globs: Iterable[str], value: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Ownership:
+class Ownership(_Sourced):
     """What a tree owns (docs/manifests.md, "Ownership"): every Prompt, Dataset and Evaluator in ``spaces``
     (names or ids, as the manifests write them), the integrations whose name matches a glob of
     ``integrations``, and the restrictions whose ``TYPE/resource_id`` (or ``resource_id``) matches a
@@ -165,9 +166,6 @@ class Ownership:
     def owns_restriction(self, resource_type: str, resource_id: str) -> bool:
         return (_matches(self.resource_restrictions, f"{resource_type}/{resource_id}")
                 or _matches(self.resource_restrictions, resource_id))
-
-    def source(self, path: str = "") -> Source | None:
-        return nearest_source(self.sources, path)
 
 
 @dataclass(frozen=True)
@@ -294,13 +292,17 @@ class LiveIntegration(ApiObject):
     config: dict[str, Any] | None = None
 
 
-class PromptObject(ApiObject):
-    """A prompt as listed (GET /v2/prompts: no version), or read with its ``version`` taken apart."""
+class SpacedObject(ApiObject):
+    """What a prompt and an evaluator are as listed (in a space: ``space_id``)."""
 
     id: str
     name: str
     description: str | None = None
     space_id: str | None = None
+
+
+class PromptObject(SpacedObject):
+    """A prompt as listed (GET /v2/prompts: no version), or read with its ``version`` taken apart."""
 
 
 class PromptVersionObject(ApiObject):
@@ -373,13 +375,8 @@ class TemplateConfigObject(ApiObject):
     llm_config: LlmConfigObject | None = None
 
 
-class EvaluatorObject(ApiObject):
+class EvaluatorObject(SpacedObject):
     """An evaluator as listed (GET /v2/evaluators), or read with its ``version`` taken apart."""
-
-    id: str
-    name: str
-    description: str | None = None
-    space_id: str | None = None
 
 
 class EvaluatorVersionObject(ApiObject):
