@@ -172,11 +172,9 @@ def _jsonl_chunk(chunk: list[str], chunk_numbers: list[int], examples: list[Any]
         except json.JSONDecodeError as exc:
             problems.append(Problem(shown, n, exc.colno, f"examples[{len(examples)}]", f"invalid JSON: {exc.msg}"))
             examples.append(BROKEN)
-        except RecursionError:
-            problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", TOO_DEEP))
-            examples.append(BROKEN)
-        except ValueError as exc:
-            problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", str(exc)))
+        except (RecursionError, ValueError) as exc:  # too deep; a duplicate key, a number JSON does not have
+            message = TOO_DEEP if isinstance(exc, RecursionError) else str(exc)
+            problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", message))
             examples.append(BROKEN)
 
 
@@ -211,11 +209,8 @@ def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[An
         except json.JSONDecodeError as exc:
             fail(exc.pos, f"invalid JSON: {exc.msg}")
             return None
-        except ValueError as exc:
-            fail(i, f"examples[{len(examples)}]: {exc}")
-            return None
-        except RecursionError:
-            fail(i, f"examples[{len(examples)}]: {TOO_DEEP}")
+        except (ValueError, RecursionError) as exc:
+            fail(i, f"examples[{len(examples)}]: {TOO_DEEP if isinstance(exc, RecursionError) else exc}")
             return None
         examples.append(value)
         lines.append(where(i)[0])
