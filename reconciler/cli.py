@@ -48,12 +48,10 @@ class _Group(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
-        except click.UsageError as exc:
-            show_error(exc, args, exit_code=1)
-            sys.exit(1)
-        except click.ClickException as exc:
-            show_error(exc, args, exit_code=exc.exit_code)
-            sys.exit(exc.exit_code)
+        except click.ClickException as exc:  # a usage error exits 1 (above), any other with its own code
+            code = 1 if isinstance(exc, click.UsageError) else exc.exit_code
+            show_error(exc, args, exit_code=code)
+            sys.exit(code)
         except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
@@ -72,11 +70,8 @@ def main() -> None:
 
 def _report_read(verbose: bool, live: Any) -> None:
     if verbose:
-        line = f"Live read: {live.requests} requests ({live.retries} retries)."
-        if (telemetry := observer()) is not None:
-            telemetry.event("live_read", text=line, requests=live.requests, retries=live.retries)
-        else:
-            click.echo(line, err=True)
+        _say(f"Live read: {live.requests} requests ({live.retries} retries).", "live_read", requests=live.requests,
+             retries=live.retries)
 
 
 @main.command()
@@ -309,12 +304,8 @@ def _plan_manifests(planned: Any) -> list[str]:
     confirm the wrong thing)."""
     found: list[str] = []
     for p in planned.manifests:
-        if p == "-":
-            return []
-        relative = bool(planned.workdir) and not Path(p).is_absolute()
-        candidates = ([Path(planned.workdir) / p] if relative else []) + [Path(p)]  # where it was made first
-        hit = next((c for c in candidates if c.exists()), None)
-        if hit is None:
+        hit = Path(_from_workdir(planned, p))  # where it was made first
+        if p == "-" or not hit.exists():
             return []
         found.append(str(hit))
     return found

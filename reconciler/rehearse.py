@@ -82,13 +82,15 @@ class Rehearsal:
                       None: "convergence not checked (the plan's manifests are not here)"}[self.converged])
         return f"Rehearsal: {verdict}: " + ", ".join(parts) + "."
 
+    def findings(self) -> list[str]:
+        """Each refusal, skipped call and remaining difference, as the text and Markdown reports list them."""
+        return ([f"refused: {r.line()}" for r in self.refusals] + [f"not tried: {s}" for s in self.skipped]
+                + [f"still differs after the replica's apply: {r}" for r in self.remaining])
+
     def lines(self) -> list[str]:
         """The text report: the headline, then each refusal, skipped call, remaining difference and
         what the replica cannot know."""
-        out = [self.headline()]
-        out += [f"  refused: {r.line()}" for r in self.refusals]
-        out += [f"  not tried: {s}" for s in self.skipped]
-        out += [f"  still differs after the replica's apply: {r}" for r in self.remaining]
+        out = [self.headline(), *(f"  {line}" for line in self.findings())]
         if self.calls and self.unknown:
             out.append("  A replica cannot know: " + "; ".join(self.unknown) + ".")
         return out
@@ -171,10 +173,7 @@ def render_rehearsed(text: str, fmt: str, rehearsal: Rehearsal) -> str:
         return json.dumps({**data, "rehearsal": rehearsal.to_json()}, indent=2, ensure_ascii=False) + "\n"
     if fmt == "markdown":
         head, _, rest = text.partition("\n")
-        block = [f"**{rehearsal.headline()}**"]
-        block += [f"- refused: {_md(r.line())}" for r in rehearsal.refusals]
-        block += [f"- not tried: {_md(s)}" for s in rehearsal.skipped]
-        block += [f"- still differs after the replica's apply: {_md(r)}" for r in rehearsal.remaining]
+        block = [f"**{rehearsal.headline()}**", *(f"- {_md(line)}" for line in rehearsal.findings())]
         if rehearsal.calls and rehearsal.unknown:
             block.append("<details><summary>What a replica cannot know</summary>\n\n"
                          + "\n".join(f"- {_md(u)}" for u in rehearsal.unknown) + "\n\n</details>")

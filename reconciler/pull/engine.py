@@ -350,10 +350,8 @@ class Puller:
         if isinstance(old, dict) and isinstance(new, dict) and node.kind == "map" \
                 and (node.style == "block" or set(old) == set(new)):
             for k, v in old.items():
-                if k in new and _canon(v) != _canon(new[k]):
-                    self.write(r, f"{path}.{k}", v, new[k], self._child(loc, k))
-                elif k not in new:
-                    self.write(r, f"{path}.{k}", v, ABSENT, self._child(loc, k))
+                if k not in new or _canon(v) != _canon(new[k]):  # changed, or removed (ABSENT)
+                    self.write(r, f"{path}.{k}", v, new.get(k, ABSENT), self._child(loc, k))
             for k, v in new.items():
                 if k not in old:
                     loc.file.insert(loc.doc, node, k, v)
@@ -388,17 +386,13 @@ class Puller:
 
     def _list(self, r: DesiredResource, path: str, loc: _Loc, old: list[Any], new: list[Any]) -> bool:
         """Item by item when the list is block style: changed items edited in place, removed ones'
-        lines deleted, new ones inserted. False when the list is rewritten whole."""
+        lines deleted, new ones inserted; a flow list only when items are changed in place. False when
+        the list is rewritten whole."""
         node = loc.node
         a, b = [_canon(x) for x in old], [_canon(x) for x in new]
         ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
-        if node.style == "flow":
-            if all(tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1) for tag, i1, i2, j1, j2 in ops):
-                for tag, i1, i2, j1, _ in ops:
-                    if tag == "replace":
-                        for n in range(i2 - i1):
-                            self.write(r, f"{path}.{i1 + n}", old[i1 + n], new[j1 + n], self._child(loc, i1 + n))
-                return True
+        if node.style == "flow" and not all(tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1)
+                                            for tag, i1, i2, j1, j2 in ops):
             return False
         deleted = {n for tag, i1, i2, j1, j2 in ops if tag == "delete" or (tag == "replace" and i2 - i1 != j2 - j1)
                    for n in range(i1, i2)}

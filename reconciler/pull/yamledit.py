@@ -70,7 +70,6 @@ class Node:
 class Doc:
     index: int  # 1-based
     start: int
-    end: int
     root: Node | None
 
 
@@ -143,9 +142,6 @@ class YamlFile:
     def _splice(self, start: int, end: int, text: str) -> None:
         self._splices.append(_Splice(start, len(self._splices), end, text))
 
-    def expect(self, doc: Doc, path: str, value: Any) -> None:
-        self._checks.append((doc.index, path, value))
-
     def replace(self, doc: Doc, node: Node, value: Any) -> None:
         """Write ``value`` in place of ``node``'s text, in its style where the value allows it."""
         if node.kind in ("map", "seq") and node.style == "block" and isinstance(value, dict | list) and value:
@@ -158,14 +154,12 @@ class YamlFile:
             indent = _indent_of(self.text, node.start) + 2
             self._splice(node.start, node.end, scalar(value, node.style, indent, self.newline, flow)
                          if not isinstance(value, dict | list) or not value else flow_text(value))
-        self.expect(doc, self.doc_path(doc, node), value)
+        self._checks.append((doc.index, self.doc_path(doc, node), value))
 
     def _block_scalar(self, node: Node, value: str) -> str:
         original = self.text[node.start:node.end]
         stripped = original.rstrip(" \t\r\n")
         tail = original[len(stripped):]
-        if not tail and node.end < len(self.text):
-            tail = ""
         lines = original.split("\n")
         content = next((ln for ln in lines[1:] if ln.strip()), None)
         indent = (len(content) - len(content.lstrip(" "))) if content is not None else _indent_of(self.text, node.start) + 2
@@ -264,12 +258,7 @@ class YamlFile:
                 raise EditError(f"{self.path}: {path or 'document'} would not read back as written; nothing written")
 
 
-class _Gone:
-    def __repr__(self) -> str:
-        return "(removed)"
-
-
-_GONE: Any = _Gone()
+_GONE: Any = object()  # what a path removed (or never there) reads as
 
 
 def _get(value: Any, path: str) -> Any:
@@ -334,11 +323,10 @@ def _parse(text: str) -> list[Doc]:
                 break
             if t is yaml.DocumentStartEvent:
                 index += 1
-                doc = Doc(index, ev.start_mark.index, ev.end_mark.index, None)
+                doc = Doc(index, ev.start_mark.index, None)
                 continue
             if t is yaml.DocumentEndEvent:
                 if doc is not None:
-                    doc.end = ev.end_mark.index
                     docs.append(doc)
                 continue
             if t in (yaml.MappingEndEvent, yaml.SequenceEndEvent):

@@ -20,8 +20,7 @@ def health() -> Iterator[HealthServer]:
     server = metrics_server(("127.0.0.1", 0), Telemetry(), healthy=lambda: True, ready=lambda: False,
                             max_connections=64).start()
     yield server
-    server.shutdown()
-    server.server_close()
+    server.close()
 
 
 def closed(s: socket.socket) -> bool:
@@ -59,8 +58,7 @@ def test_a_silent_connection_is_closed_after_the_idle_timeout() -> None:
             silent.settimeout(30)  # an upper bound only: the server closes it long before
             assert silent.recv(1) == b""
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def test_an_oversized_request_head_is_refused(health: HealthServer) -> None:

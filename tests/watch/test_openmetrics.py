@@ -27,8 +27,7 @@ def served() -> Iterator[tuple[str, Telemetry]]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/metrics", telemetry
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def test_openmetrics_when_the_accept_header_asks(served: tuple[str, Telemetry]) -> None:
