@@ -132,7 +132,8 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     _report_read(verbose, live)  # no secret is resolved: the plan shows and saves references only
     rehearsal = _rehearse(result, live, manifests, conn.parallelism) if rehearse else None
     if not (quiet and _nothing_to_say(result)) or (rehearsal is not None and not rehearsal.ok):
-        click.echo(_rendered(render(result, fmt, colour=_colour(), verbose=verbose), fmt, rehearsal), nl=False)
+        text = render(result, fmt, colour=_colour(), verbose=verbose)
+        click.echo(text if rehearsal is None else rehearsal.rendered(text, fmt), nl=False)
     if result.policy:
         from reconciler.policy.evaluate import check_not_denied
 
@@ -145,9 +146,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
             _say(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", "plan_saved",
                  path=out_file)
     if rehearsal is not None and not rehearsal.ok:
-        from reconciler.rehearse import failed
-
-        raise failed(rehearsal)
+        raise rehearsal.error()
     sys.exit(2 if detailed_exitcode and not result.empty else 0)
 
 
@@ -245,9 +244,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
             if not (quiet and rehearsal.ok):
                 click.echo("\n".join(rehearsal.lines()))
             if not rehearsal.ok:
-                from reconciler.rehearse import failed
-
-                raise failed(rehearsal, applying=True)
+                raise rehearsal.error(applying=True)
         check_replacements(planned)
         check_allowed(planned, approvals)  # deny, or an approval missing: before any write
         check_plan_secrets(planned, manifests)
@@ -269,14 +266,6 @@ def _rehearse(planned: Any, live: Any, manifests: Any, parallelism: int) -> Any:
     from reconciler.rehearse import rehearse
 
     return rehearse(planned, live, manifests, parallelism=parallelism)
-
-
-def _rendered(text: str, fmt: str, rehearsal: Any) -> str:
-    if rehearsal is None:
-        return text
-    from reconciler.rehearse import render_rehearsed
-
-    return str(render_rehearsed(text, fmt, rehearsal))
 
 
 def _nothing_to_say(plan: Any) -> bool:

@@ -72,10 +72,8 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
         click.echo(result.diff(), nl=False)
     for line in exported:
         click.echo(line)
-    for w in result.warnings:
-        click.echo(f"Warning: {w}", err=True)
-    for n in result.not_written:
-        click.echo(f"Not written: {n}", err=True)
-    for c in result.conflicts:
-        click.echo(f"Conflict: {c}", err=True)
+    for label, items in (("Warning", result.warnings), ("Not written", result.not_written),
+                         ("Conflict", result.conflicts)):
+        for item in items:
+            click.echo(f"{label}: {item}", err=True)
     sys.exit(result.exit_code())

@@ -100,6 +100,26 @@ class Rehearsal:
                 "refused": [r.to_json() for r in self.refusals], "skipped": list(self.skipped),
                 "converged": self.converged, "remaining": list(self.remaining), "unknown": list(self.unknown)}
 
+    def error(self, *, applying: bool = False) -> ReconcilerError:
+        """The error a failed rehearsal ends the command with (exit 1)."""
+        return ReconcilerError("the rehearsal failed" + (", so nothing was applied" if applying else "") + ": "
+                               + self.headline().split(": ", 2)[-1])
+
+    def rendered(self, text: str, fmt: str) -> str:
+        """A rendered plan (``plan.render.render``) with the rehearsal: under a text plan, as the line
+        after the heading of a Markdown plan, as ``rehearsal`` in a JSON plan."""
+        if fmt == "json":
+            data: Mapping[str, Any] = json.loads(text)
+            return json.dumps({**data, "rehearsal": self.to_json()}, indent=2, ensure_ascii=False) + "\n"
+        if fmt == "markdown":
+            head, _, rest = text.partition("\n")
+            block = [f"**{self.headline()}**", *(f"- {_md(line)}" for line in self.findings())]
+            if self.calls and self.unknown:
+                block.append("<details><summary>What a replica cannot know</summary>\n\n"
+                             + "\n".join(f"- {_md(u)}" for u in self.unknown) + "\n\n</details>")
+            return "\n".join([head, "", *block, rest])
+        return text + "\n".join(self.lines()) + "\n"
+
 
 def with_placeholders(plan: Plan) -> Plan:
     """The plan with every secret it sends replaced by ``PLACEHOLDER`` in the body (and no secret
@@ -157,28 +177,6 @@ def _differences(again: Plan) -> list[str]:
         more = f" (+{len(unique) - 3} more)" if len(unique) > 3 else ""
         out.append(f"{address}: {', '.join(unique[:3])}{more}")
     return out
-
-
-def failed(rehearsal: Rehearsal, *, applying: bool = False) -> ReconcilerError:
-    """The error a failed rehearsal ends the command with (exit 1)."""
-    return ReconcilerError("the rehearsal failed" + (", so nothing was applied" if applying else "") + ": "
-                           + rehearsal.headline().split(": ", 2)[-1])
-
-
-def render_rehearsed(text: str, fmt: str, rehearsal: Rehearsal) -> str:
-    """A rendered plan (``plan.render.render``) with the rehearsal: under a text plan, as the line
-    after the heading of a Markdown plan, as ``rehearsal`` in a JSON plan."""
-    if fmt == "json":
-        data: Mapping[str, Any] = json.loads(text)
-        return json.dumps({**data, "rehearsal": rehearsal.to_json()}, indent=2, ensure_ascii=False) + "\n"
-    if fmt == "markdown":
-        head, _, rest = text.partition("\n")
-        block = [f"**{rehearsal.headline()}**", *(f"- {_md(line)}" for line in rehearsal.findings())]
-        if rehearsal.calls and rehearsal.unknown:
-            block.append("<details><summary>What a replica cannot know</summary>\n\n"
-                         + "\n".join(f"- {_md(u)}" for u in rehearsal.unknown) + "\n\n</details>")
-        return "\n".join([head, "", *block, rest])
-    return text + "\n".join(rehearsal.lines()) + "\n"
 
 
 def _md(text: str) -> str:

@@ -108,17 +108,15 @@ class PullResult:
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out)
 
-    def write(self) -> list[str]:
-        """Write every edited file (atomically, its mode kept); the paths written."""
+    def write(self) -> None:
+        """Write every edited file (atomically, its mode kept)."""
         for path, (_, after) in self.files.items():
             data = (("\ufeff" if self.boms.get(path) else "") + after).encode("utf-8")
             tmp = f"{path}.pull-{os.getpid()}.tmp"
             mode = os.stat(path).st_mode & 0o7777
-            with open(tmp, "wb") as fh:
-                fh.write(data)
+            Path(tmp).write_bytes(data)
             os.chmod(tmp, mode)
             os.replace(tmp, path)
-        return list(self.files)
 
     def to_json(self, written: bool) -> dict[str, Any]:
         return {"edits": [e.to_json() for e in self.edits],
@@ -174,8 +172,7 @@ class Puller:
     def yaml(self, path: str) -> YamlFile:
         found = self._yaml.get(path)
         if found is None:
-            with open(path, "rb") as fh:
-                found = self._yaml[path] = YamlFile(path, fh.read())
+            found = self._yaml[path] = YamlFile(path, Path(path).read_bytes())
         return found
 
     # ------------------------------------------------------------------ the run

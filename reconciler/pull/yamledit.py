@@ -431,20 +431,12 @@ def scalar(value: Any, style: str | None, indent: int, newline: str, flow: bool)
     def literal() -> str | None:
         return None if flow else block_scalar(text, style if style in ("|", ">") else "|", indent, newline)
 
-    candidates: list[Callable[[], str | None]]
-    if style == '"':
-        candidates = [double]
-    elif style == "'":
-        candidates = [single, double]
-    elif style in ("|", ">"):
-        candidates = [literal, double]
-    else:
-        candidates = [plain, single, literal, double] if "\n" in text else [plain, single, double]
-    for make in candidates:
+    by_style: dict[str | None, list[Callable[[], str | None]]] = {
+        '"': [double], "'": [single, double], "|": [literal, double], ">": [literal, double]}
+    plainest = [plain, single, literal, double] if "\n" in text else [plain, single, double]
+    for make in by_style.get(style, plainest):  # a plain scalar, or a collection written over
         out = make()
-        if out is None:
-            continue
-        if make is literal or _reads_as(out, value, flow):
+        if out is not None and (make is literal or _reads_as(out, value, flow)):
             return out
     return double()
 
