@@ -113,7 +113,6 @@ def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
             telemetry.event("command", command=name, outcome=outcome, exit_code=code, duration_s=round(duration, 3))
             if metrics_file:
                 _write_metrics(telemetry, metrics_file, success)
-        return None
 
     return run
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from reconciler.apply.confirm import reread_touched
@@ -49,8 +49,7 @@ class Refusal:
         return f"{self.call}: {self.detail}" + (f" -> {', '.join(self.sources)}" if self.sources else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"call": self.call, "address": self.address, "status": self.status, "detail": self.detail,
-                "sources": list(self.sources)}
+        return asdict(self)  # the sources' tuple is a JSON list
 
 
 @dataclass(frozen=True)
@@ -126,13 +125,10 @@ def with_placeholders(plan: Plan) -> Plan:
     reference left to resolve): the replica needs no secret."""
     ops = []
     for op in plan.operations:
-        if not op.secrets:
-            ops.append(op)
-            continue
         body = op.body
         for pointer in sorted(op.secrets):
             body = _with_pointer(body, pointer, PLACEHOLDER)
-        ops.append(replace(op, body=body, secrets={}))
+        ops.append(replace(op, body=body, secrets={}) if op.secrets else op)
     return replace(plan, operations=tuple(ops))
 
 
@@ -144,9 +140,8 @@ def rehearse(plan: Plan, live: LiveState, manifests: ManifestSet | None, *,
     touched = {(key[1], key[2]) for key in (plan.pins.get(op.address) for op in plan.operations)
                if key and key[0] == DATASET.name}
     replica = account_of(live, manifests, examples_of=touched)
-    namer = Namer(live)
     with open_replica(replica, parallelism=parallelism) as client:
-        report = execute(with_placeholders(plan), client, parallelism=parallelism, explain=namer.name)
+        report = execute(with_placeholders(plan), client, parallelism=parallelism, explain=Namer(live).name)
         converged: bool | None = None
         remaining: list[str] = []
         if manifests is not None:

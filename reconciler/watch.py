@@ -154,7 +154,7 @@ class Watcher:
     def run(self) -> int:
         """Loop until a signal (exit 0); with ``once``, one cycle (0 ok, 2 drift left, 1 failed)."""
         handlers = self._install_signals()
-        server = None if self.config.metrics_addr is None else metrics_server(
+        server = None if self.config.metrics_addr is None else HealthServer(
             self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready).start()
         try:
             with connect(self.conn, read_only=not self.config.apply,
@@ -171,7 +171,9 @@ class Watcher:
                     if self.stop.is_set():
                         break
                     self.stop.wait(self._delay(ok))
-            self._report_stop()
+            self.t.event("stopped", signal=self.signal_name, cycles=self.cycles, ready=self.ready,
+                         text=f"{self.signal_name or 'stop'}: stopped after {self.cycles} cycle(s)"
+                              + ("" if self.ready else " (none succeeded)") + ".")
             return 0
         finally:
             self.finished = True
@@ -358,8 +360,7 @@ class Watcher:
         self.last_drifted = drifted
 
     def _notify(self, n: int, found: list[str], left: list[str]) -> None:
-        new = [a for a in found if a not in self.drift_open]
-        if new:
+        if any(a not in self.drift_open for a in found):  # something drifted that no notice said
             self._post("drift", n, found, f"Drift detected by reconciler watch: {len(found)} resource(s) differ "
                        f"from the manifests: {_short(found)}", healed=[a for a in found if a not in left])
         if self.drift_open | set(found) and not left:
@@ -382,12 +383,6 @@ class Watcher:
         self.t.notifications.labels(kind, "ok" if outcome == "ok" else "error").inc()
         self.t.event("notify", cycle=n, outcome=outcome, kind=kind,
                      text=None if outcome == "ok" else f"cycle {n}: the {kind} notice was not delivered ({outcome})")
-
-    def _report_stop(self) -> None:
-        why = self.signal_name or "stop"
-        self.t.event("stopped", signal=self.signal_name, cycles=self.cycles, ready=self.ready,
-                     text=f"{why}: stopped after {self.cycles} cycle(s)"
-                          + ("" if self.ready else " (none succeeded)") + ".")
 
     # ------------------------------------------------------------------ signals and the metrics server
 
@@ -417,40 +412,17 @@ MAX_CONNECTIONS = 256
 MAX_REQUEST_HEAD = 16 * 1024
 
 
-def metrics_server(address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
-                   ready: Callable[[], bool], idle_timeout: float = IDLE_TIMEOUT,
-                   max_connections: int = MAX_CONNECTIONS) -> HealthServer:
-    """``/metrics`` (Prometheus text format, or OpenMetrics when the Accept header asks for it),
-    ``/healthz`` and ``/readyz`` (200 or 503), served by
-    ``HealthServer`` (call ``start()``)."""
-
-    def answer(method: str, target: str, accept: str = "") -> tuple[int, bytes, str]:
-        path = target.split("?", 1)[0]
-        if method not in ("GET", "HEAD"):
-            return 405, b"only GET\n", "text/plain; charset=utf-8"
-        if path == "/metrics":
-            encode, content_type = choose_encoder(accept)  # OpenMetrics when asked
-            return 200, encode(telemetry.registry), content_type
-        if path == "/healthz":
-            ok = healthy()
-            return (200 if ok else 503), b"ok\n" if ok else b"the loop is not running\n", "text/plain; charset=utf-8"
-        if path == "/readyz":
-            ok = ready()
-            return (200 if ok else 503), b"ok\n" if ok else b"no cycle has succeeded yet\n", "text/plain; charset=utf-8"
-        return 404, b"not found: try /metrics, /healthz or /readyz\n", "text/plain; charset=utf-8"
-
-    return HealthServer(address, answer, idle_timeout=idle_timeout, max_connections=max_connections)
-
-
 class HealthServer:
-    """A small asyncio HTTP/1.1 server in a thread of its own: one request a connection, each
-    request head read within ``idle_timeout``, at most ``max_connections`` open (the oldest idle one
-    is closed for a newcomer). Idle or slow clients (half-open sockets, a slow scanner) cost a few
-    bytes each and never hold up a probe: the liveness probe keeps its answer, and Kubernetes does
-    not restart a healthy pod."""
+    """``/metrics`` (Prometheus text format, or OpenMetrics when the Accept header asks for it),
+    ``/healthz`` and ``/readyz`` (200 or 503) (call ``start()``). A small asyncio HTTP/1.1 server in
+    a thread of its own: one request a connection, each request head read within ``idle_timeout``,
+    at most ``max_connections`` open (the oldest idle one is closed for a newcomer). Idle or slow
+    clients (half-open sockets, a slow scanner) cost a few bytes each and never hold up a probe: the
+    liveness probe keeps its answer, and Kubernetes does not restart a healthy pod."""
 
-    def __init__(self, address: tuple[str, int], answer: Callable[[str, str, str], tuple[int, bytes, str]], *,
-                 idle_timeout: float, max_connections: int) -> None:
+    def __init__(self, address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
+                 ready: Callable[[], bool], idle_timeout: float = IDLE_TIMEOUT,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         import asyncio
         import socket
 
@@ -461,7 +433,9 @@ class HealthServer:
         except OSError as exc:
             raise ConfigError(f"--metrics-addr {host}:{port}: cannot listen ({exc.strerror or exc})") from None
         self.server_address = self.socket.getsockname()
-        self.answer = answer
+        self.telemetry = telemetry
+        self.healthy = healthy
+        self.ready = ready
         self.idle_timeout = idle_timeout
         self.max_connections = max_connections
         self.loop = asyncio.new_event_loop()
@@ -472,6 +446,21 @@ class HealthServer:
     def start(self) -> HealthServer:
         self.thread.start()
         return self
+
+    def answer(self, method: str, target: str, accept: str = "") -> tuple[int, bytes, str]:
+        path = target.split("?", 1)[0]
+        if method not in ("GET", "HEAD"):
+            return 405, b"only GET\n", "text/plain; charset=utf-8"
+        if path == "/metrics":
+            encode, content_type = choose_encoder(accept)  # OpenMetrics when asked
+            return 200, encode(self.telemetry.registry), content_type
+        if path == "/healthz":
+            ok = self.healthy()
+            return (200 if ok else 503), b"ok\n" if ok else b"the loop is not running\n", "text/plain; charset=utf-8"
+        if path == "/readyz":
+            ok = self.ready()
+            return (200 if ok else 503), b"ok\n" if ok else b"no cycle has succeeded yet\n", "text/plain; charset=utf-8"
+        return 404, b"not found: try /metrics, /healthz or /readyz\n", "text/plain; charset=utf-8"
 
     def _run(self) -> None:
         import asyncio
