@@ -58,9 +58,7 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
     if written:
         result.write()
     if fmt == "json":
-        out = result.to_json(written)
-        out["unmanaged_written"] = exported
-        click.echo(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        click.echo(json.dumps(result.to_json(written, exported), indent=2, ensure_ascii=False, default=str))
         sys.exit(result.exit_code())
     if write:
         for e in result.edits:

@@ -104,11 +104,12 @@ class PullResult:
             os.chmod(tmp, mode)
             os.replace(tmp, path)
 
-    def to_json(self, written: bool) -> dict[str, Any]:
+    def to_json(self, written: bool, unmanaged_written: list[str]) -> dict[str, Any]:
         return {"edits": [_as_json(e) for e in self.edits],
                 "not_written": [_as_json(n) for n in self.not_written],
                 "conflicts": [_as_json(c) for c in self.conflicts], "warnings": list(self.warnings),
-                "files": list(self.files), "written": written, "diff": self.diff()}
+                "files": list(self.files), "written": written, "diff": self.diff(),
+                "unmanaged_written": unmanaged_written}
 
 
 @dataclass

@@ -220,10 +220,9 @@ class YamlFile:
 
     def render(self) -> str:
         """The text after every splice, checked: it parses, and every edited value reads back."""
-        splices = sorted(self._splices, reverse=True)  # the last first; the order made breaks a tie
         text = self.text
         last_start = len(text) + 1
-        for start, _, end, new in splices:
+        for start, _, end, new in sorted(self._splices, reverse=True):  # the last first; ties in the order made
             if end > last_start:
                 raise EditError(f"{self.path}: two edits overlap near line {_line_of(self.text, start)}")
             text = text[:start] + new + text[end:]
