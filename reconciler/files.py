@@ -54,18 +54,17 @@ def write_private(path: Path, text: str, *, what: str = "writing", root: Path | 
     refuse_symlink(path, what)
     if root is not None and not inside(path, root):
         raise ConfigError(f"{what} {path}: would be written outside {root}; refused")
+    tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
-    except OSError as exc:
-        raise ConfigError(f"{what} {path}: cannot write ({exc.strerror or exc})") from None
-    try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)  # replaces a link planted meanwhile, never follows it
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:  # made: removed, not left beside the target
+            Path(tmp).unlink(missing_ok=True)
         raise ConfigError(f"{what} {path}: cannot write ({exc.strerror or exc})") from None
 
 

@@ -1,6 +1,6 @@
 """The registry of resource kinds: one ``KindSpec`` per kind, the one place the facts about a kind
 are written. Everything that used to list the kinds derives from it: the kind names
-(``model.KINDS``), identity and address (``DesiredResource``), the live table and the read scope
+(``KINDS``), identity and address (``DesiredResource``), the live table and the read scope
 (``LiveState``, ``ReadScope``, ``client.live``), the create, delete and prune orders (``plan``),
 and the per-kind steps each layer registers in its own table, keyed by the kind's name (the
 planner, the pin, the re-read after apply, export): ``tests/test_kinds.py`` fails when a

@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from reconciler.errors import ResponseError, SecretError
 from reconciler.kinds import DATASET, KIND_SPECS
-from reconciler.kinds import KINDS as KINDS  # the registry's names, known here too
-from reconciler.kinds import SPACED_KINDS as SPACED_KINDS
+from reconciler.kinds import SPACED_KINDS as SPACED_KINDS  # the registry's, known here too
 
 
 @dataclass(frozen=True)
@@ -40,32 +39,14 @@ class Source:
 MAX_SECRET_FILE_BYTES = 64 * 1024
 
 
+@dataclass(frozen=True, slots=True, repr=False)
 class SecretRef:
     """A reference to a secret (``{env: NAME}`` or ``{file: PATH}``). The value is read only on
-    ``resolve()`` and is never part of a repr, str, error or log line.
+    ``resolve()`` and is never part of a repr, str, error or log line. The manifest models hold it
+    as a value of its own: ``manifests.models.spec_of`` puts it in a resource's spec as it is."""
 
-    A plain immutable class rather than a dataclass: the manifest models hold it as a value of its
-    own, and pydantic keeps such a value as it is when a model is dumped into a plan's spec."""
-
-    __slots__ = ("source", "ref")
     source: Literal["env", "file"]
     ref: str  # the variable name, or the file path (absolute, resolved against the manifest)
-
-    def __init__(self, source: Literal["env", "file"], ref: str) -> None:
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "ref", ref)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("SecretRef is immutable")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SecretRef) and (self.source, self.ref) == (other.source, other.ref)
-
-    def __hash__(self) -> int:
-        return hash((SecretRef, self.source, self.ref))
-
-    def __reduce__(self) -> tuple[type[SecretRef], tuple[str, str]]:
-        return (SecretRef, (self.source, self.ref))
 
     def __repr__(self) -> str:
         return f"SecretRef({self.source}={self.ref!r})"
@@ -96,21 +77,26 @@ class SecretRef:
                               f"{exc.start})") from None
 
 
-def nearest_source(sources: Mapping[str, Source], path: str) -> Source | None:
-    """The source recorded for a dotted path, else for its nearest parent, else the document's."""
-    while True:
-        if path in sources:
-            return sources[path]
-        if not path:
-            return None
-        path = path.rpartition(".")[0]
+class _Sourced:
+    """A document that recorded where its values were written (``sources``)."""
+
+    sources: Mapping[str, Source]
+
+    def source(self, path: str = "") -> Source | None:
+        """The source recorded for a dotted path, else for its nearest parent, else the document's."""
+        while True:
+            if path in self.sources:
+                return self.sources[path]
+            if not path:
+                return None
+            path = path.rpartition(".")[0]
 
 
 @dataclass(frozen=True)
-class DesiredResource:
+class DesiredResource(_Sourced):
     """One manifest document.
 
-    kind: one of KINDS. name: the document's name. space: the space name or id (spaced kinds).
+    kind: one of ``kinds.KINDS``. name: the document's name. space: the space name or id (spaced kinds).
     spec: the document minus ``kind``, ``name``, ``space`` and the lifecycle fields, as plain values;
         only keys the user wrote (secrets as SecretRef, a dataset's examples loaded from its file).
     sources: dotted field path ("config.api_key", "version.messages") -> where it was written;
@@ -143,10 +129,6 @@ class DesiredResource:
         """How plans and messages name it: ``Kind/name`` or ``Kind/space/name``."""
         return f"{self.kind}/{self.space}/{self.name}" if self.space else f"{self.kind}/{self.name}"
 
-    def source(self, path: str = "") -> Source | None:
-        """The nearest recorded source of a dotted path (falls back to parents, then the document)."""
-        return nearest_source(self.sources, path)
-
     @property
     def integration_ref(self) -> str | None:
         """The LLM integration the document names by name (at its kind's ``KindSpec.refers``), if any."""
@@ -162,7 +144,7 @@ def _matches(globs: Iterable[str], value: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Ownership:
+class Ownership(_Sourced):
     """What a tree owns (docs/manifests.md, "Ownership"): every Prompt, Dataset and Evaluator in ``spaces``
     (names or ids, as the manifests write them), the integrations whose name matches a glob of
     ``integrations``, and the restrictions whose ``TYPE/resource_id`` (or ``resource_id``) matches a
@@ -184,9 +166,6 @@ class Ownership:
     def owns_restriction(self, resource_type: str, resource_id: str) -> bool:
         return (_matches(self.resource_restrictions, f"{resource_type}/{resource_id}")
                 or _matches(self.resource_restrictions, resource_id))
-
-    def source(self, path: str = "") -> Source | None:
-        return nearest_source(self.sources, path)
 
 
 @dataclass(frozen=True)
@@ -313,13 +292,17 @@ class LiveIntegration(ApiObject):
     config: dict[str, Any] | None = None
 
 
-class PromptObject(ApiObject):
-    """A prompt as listed (GET /v2/prompts: no version), or read with its ``version`` taken apart."""
+class SpacedObject(ApiObject):
+    """What a prompt and an evaluator are as listed (in a space: ``space_id``)."""
 
     id: str
     name: str
     description: str | None = None
     space_id: str | None = None
+
+
+class PromptObject(SpacedObject):
+    """A prompt as listed (GET /v2/prompts: no version), or read with its ``version`` taken apart."""
 
 
 class PromptVersionObject(ApiObject):
@@ -392,13 +375,8 @@ class TemplateConfigObject(ApiObject):
     llm_config: LlmConfigObject | None = None
 
 
-class EvaluatorObject(ApiObject):
+class EvaluatorObject(SpacedObject):
     """An evaluator as listed (GET /v2/evaluators), or read with its ``version`` taken apart."""
-
-    id: str
-    name: str
-    description: str | None = None
-    space_id: str | None = None
 
 
 class EvaluatorVersionObject(ApiObject):
@@ -486,7 +464,4 @@ class LiveState:
         return None
 
     def space_name(self, space_id: str) -> str:
-        for s in self.spaces:
-            if s.id == space_id:
-                return s.name
-        return space_id
+        return next((s.name for s in self.spaces if s.id == space_id), space_id)

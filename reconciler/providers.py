@@ -38,7 +38,6 @@ class ConfigField:
     default: Any = None  # the value read back when omitted on create
     read_as: str | None = None  # the read-side field; None: same name
     https: bool = False  # a URL that must be https
-    replaces: bool = False  # a collection that replaces the stored value when provided
 
     @property
     def write_only(self) -> bool:
@@ -69,9 +68,9 @@ def _api_key(required: bool) -> ConfigField:
 
 
 _FUNCTION_CALLING = ConfigField("is_function_calling_enabled", FieldKind.BOOL, default=True)
-_HEADERS = ConfigField("headers", FieldKind.HEADERS, nullable=True, read_as="header_names", replaces=True)
+_HEADERS = ConfigField("headers", FieldKind.HEADERS, nullable=True, read_as="header_names")
 _DEFAULT_MODELS = ConfigField("is_default_models_enabled", FieldKind.BOOL, default=False)
-_MODEL_NAMES = ConfigField("model_names", FieldKind.STRING_LIST, default=(), replaces=True)
+_MODEL_NAMES = ConfigField("model_names", FieldKind.STRING_LIST, default=())
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,7 @@ PROVIDERS: Mapping[str, Provider] = {
                   ConfigField("base_url", FieldKind.STRING, nullable=True)),
         _provider("VENDOR_C", "hosted model vendor", _api_key(True), _FUNCTION_CALLING),
         _provider("CLOUD_D", "cloud model hosting",
-                  ConfigField("auth", FieldKind.AUTH, required_on_create=True, replaces=True),
+                  ConfigField("auth", FieldKind.AUTH, required_on_create=True),
                   _DEFAULT_MODELS, _MODEL_NAMES, model_source=True),
         _provider("CUSTOM", "chat-completions endpoint",
                   ConfigField("base_url", FieldKind.STRING, required_on_create=True, https=True),
@@ -151,9 +150,9 @@ LLM_CONFIG_FIELDS: frozenset[str] = frozenset(
 #: AGENT config, write side.
 AGENT_FIELDS: Mapping[str, ConfigField] = {
     "endpoint": ConfigField("endpoint", FieldKind.STRING, required_on_create=True, https=True),
-    "headers": ConfigField("headers", FieldKind.HEADERS, nullable=True, read_as="has_headers", replaces=True),
+    "headers": ConfigField("headers", FieldKind.HEADERS, nullable=True, read_as="has_headers"),
     "input_schema": ConfigField("input_schema", FieldKind.OBJECT, required_on_create=True),
-    "request_presets": ConfigField("request_presets", FieldKind.PRESETS, default=(), replaces=True),
+    "request_presets": ConfigField("request_presets", FieldKind.PRESETS, default=()),
 }
 
 INTEGRATION_TYPES = ("LLM", "AGENT")

@@ -38,7 +38,7 @@ def outside_allowed() -> bool:
 
 def tree_roots(paths: Sequence[str]) -> tuple[str, ...]:
     """The real directories the manifests given on the command line are the tree of."""
-    roots: list[str] = []
+    roots: dict[str, None] = {}  # an ordered set: the first place a root is reached
     for given in paths:
         if given == "-":
             root = os.getcwd()
@@ -46,9 +46,7 @@ def tree_roots(paths: Sequence[str]) -> tuple[str, ...]:
             root = given
         else:
             root = os.path.dirname(os.path.abspath(given))
-        real = os.path.realpath(root)
-        if real not in roots:
-            roots.append(real)
+        roots[os.path.realpath(root)] = None
     return tuple(roots)
 
 

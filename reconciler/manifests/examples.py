@@ -17,14 +17,10 @@ from typing import Any
 
 from reconciler.manifests import yamlload
 from reconciler.manifests.messages import Ctx, Path
-from reconciler.manifests.yamlload import Problem, _too_big, read_file
+from reconciler.manifests.yamlload import Problem, _too_big, not_utf8, read_file
 from reconciler.model import Source
 
 READ_ONLY_EXAMPLE_FIELDS = ("id", "created_at", "updated_at")
-
-
-class _Duplicate(ValueError):
-    pass
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -33,7 +29,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for k, _ in pairs:
             if k in seen:
-                raise _Duplicate(f"duplicate key '{k}'")
+                raise ValueError(f"duplicate key '{k}'")
             seen.add(k)
     return obj
 
@@ -115,12 +111,7 @@ def _file_blocks(path: str, shown: str, problems: list[Problem],
                 try:
                     text = block[skip:].decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    at = skip + exc.start
-                    line = newlines + block.count(b"\n", 0, at) + 1
-                    column = at - (block.rfind(b"\n", 0, at) + 1) + 1
-                    problems.append(Problem(shown, line, column, "file",
-                                            f"not valid UTF-8 at byte offset {offset + at} (byte 0x{block[at]:02x}); "
-                                            "save the file as UTF-8"))
+                    problems.append(not_utf8(shown, block, skip + exc.start, newlines + 1, offset))
                     unreadable.append(True)
                     return
                 lines = text.splitlines()
@@ -181,11 +172,9 @@ def _jsonl_chunk(chunk: list[str], chunk_numbers: list[int], examples: list[Any]
         except json.JSONDecodeError as exc:
             problems.append(Problem(shown, n, exc.colno, f"examples[{len(examples)}]", f"invalid JSON: {exc.msg}"))
             examples.append(BROKEN)
-        except RecursionError:
-            problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", TOO_DEEP))
-            examples.append(BROKEN)
-        except ValueError as exc:
-            problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", str(exc)))
+        except (RecursionError, ValueError) as exc:  # too deep; a duplicate key, a number JSON does not have
+            message = TOO_DEEP if isinstance(exc, RecursionError) else str(exc)
+            problems.append(Problem(shown, n, 1, f"examples[{len(examples)}]", message))
             examples.append(BROKEN)
 
 
@@ -203,8 +192,7 @@ def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[An
         return i
 
     def fail(pos: int, message: str) -> None:
-        line, col = where(pos)
-        problems.append(Problem(shown, line, col, "examples_file", message))
+        problems.append(Problem(shown, *where(pos), "examples_file", message))
 
     i = skip(0)
     if i >= len(text) or text[i] != "[":
@@ -221,11 +209,8 @@ def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[An
         except json.JSONDecodeError as exc:
             fail(exc.pos, f"invalid JSON: {exc.msg}")
             return None
-        except ValueError as exc:
-            fail(i, f"examples[{len(examples)}]: {exc}")
-            return None
-        except RecursionError:
-            fail(i, f"examples[{len(examples)}]: {TOO_DEEP}")
+        except (ValueError, RecursionError) as exc:
+            fail(i, f"examples[{len(examples)}]: {TOO_DEEP if isinstance(exc, RecursionError) else exc}")
             return None
         examples.append(value)
         lines.append(where(i)[0])

@@ -260,24 +260,25 @@ Headers = Annotated[dict[str, SecretRef], PlainValidator(_headers), WithJsonSche
 })]
 
 
-class TagOf:
-    """The discriminator of a tagged union: the value of ``key`` (a model's attribute once built)."""
+class TaggedUnion:
+    """A tagged union of the models: its discriminator key and members by tag. Called, it is the
+    union's discriminator: the value of ``key`` (a model's attribute once built)."""
 
-    def __init__(self, key: str, tags: Iterable[str]) -> None:
+    def __init__(self, key: str, members: Mapping[str, Any]) -> None:
         self.key = key
-        self.tags = frozenset(tags)
+        self.members = dict(members)
         self.__name__ = key
 
     def __call__(self, value: Any) -> Any:
         tag = value.get(self.key) if type(value) is dict else getattr(value, self.key, None)
         # an unknown tag is "not found", so pydantic's own message (which repeats it) never holds it
-        return tag if isinstance(tag, str) and tag in self.tags else None
+        return tag if isinstance(tag, str) and tag in self.members else None
 
 
 def tagged(key: str, members: Mapping[str, Any]) -> Any:
     """``Annotated[Union[...], Discriminator]`` over ``{tag: model}``."""
     choices = tuple(Annotated[m, Tag(t)] for t, m in members.items())
-    return Annotated[Union[choices], Discriminator(TagOf(key, members))]  # noqa: UP007 - a runtime union of members
+    return Annotated[Union[choices], Discriminator(TaggedUnion(key, members))]  # noqa: UP007 - a runtime union of members
 
 
 # ------------------------------------------------------------------ Integration config (providers table)
@@ -310,32 +311,33 @@ def _field_doc(f: ConfigField) -> str:
     return " ".join(parts)
 
 
+class Preset(Strict):
+    """An AGENT request preset."""
+
+    name: str = Required("Unique within the integration (case-sensitive).", min_length=1,
+                         max_length=PRESET_NAME_MAX)
+    description: str | None | MISSING = Doc("What the preset is for.", max_length=PRESET_DESCRIPTION_MAX)
+    config: JsonObject = Required("A partial request body, checked against input_schema without `required`.")
+
+
+#: The annotation of each kind of provider-table field (a string gets its checks in ``_field_type``;
+#: the CLOUD_D auth, generated from the table below, is looked up there).
+_FIELD_TYPES: Mapping[FieldKind, Any] = {
+    FieldKind.BOOL: bool, FieldKind.STRING: str, FieldKind.STRING_LIST: list[NonEmpty], FieldKind.SECRET: Secret,
+    FieldKind.HEADERS: Headers, FieldKind.OBJECT: JsonObject, FieldKind.PRESETS: list[Preset],
+}
+
+
 def _field_type(f: ConfigField) -> Any:
     """The annotation of one provider-table field."""
-    t: Any
-    if f.kind is FieldKind.BOOL:
-        t = bool
-    elif f.kind is FieldKind.STRING:
+    t: Any = AUTH if f.kind is FieldKind.AUTH else _FIELD_TYPES[f.kind]
+    if f.kind is FieldKind.STRING:
         checks: list[Any] = [StringConstraints(min_length=1)]
         if f.https:
             checks += [AfterValidator(_https)]
         if f.required_on_create:
             checks.append(AfterValidator(_not_blank))
         t = Annotated[str, *checks]
-    elif f.kind is FieldKind.STRING_LIST:
-        t = list[NonEmpty]
-    elif f.kind is FieldKind.SECRET:
-        t = Secret
-    elif f.kind is FieldKind.HEADERS:
-        t = Headers
-    elif f.kind is FieldKind.AUTH:
-        t = AUTH
-    elif f.kind is FieldKind.OBJECT:
-        t = JsonObject
-    elif f.kind is FieldKind.PRESETS:
-        t = list[Preset]
-    else:  # pragma: no cover
-        raise AssertionError(f"no manifest type for {f.kind}")
     return t | None if f.nullable else t
 
 
@@ -360,12 +362,8 @@ def _literal(*values: str) -> Any:
     return Literal[values]
 
 
-class AuthBase(Strict):
-    pass
-
-
-def _auth_model(auth_type: str, fields: Mapping[str, ConfigField]) -> type[AuthBase]:
-    model = create_model(f"Auth{auth_type.title().replace('_', '')}", __base__=AuthBase,
+def _auth_model(auth_type: str, fields: Mapping[str, ConfigField]) -> type[Strict]:
+    model = create_model(f"Auth{auth_type.title().replace('_', '')}", __base__=Strict,
                          __doc__=f"CLOUD_D auth_type {auth_type}.",
                          auth_type=(_literal(auth_type), Required("How the service authenticates.")),
                          **_config_fields(fields))
@@ -376,15 +374,6 @@ def _auth_model(auth_type: str, fields: Mapping[str, ConfigField]) -> type[AuthB
 
 
 AUTH = tagged("auth_type", {m.auth_type: _auth_model(m.auth_type, m.fields) for m in AUTH_MODES.values()})
-
-
-class Preset(Strict):
-    """An AGENT request preset."""
-
-    name: str = Required("Unique within the integration (case-sensitive).", min_length=1,
-                         max_length=PRESET_NAME_MAX)
-    description: str | None | MISSING = Doc("What the preset is for.", max_length=PRESET_DESCRIPTION_MAX)
-    config: JsonObject = Required("A partial request body, checked against input_schema without `required`.")
 
 
 class LlmConfigBase(Strict):

@@ -19,6 +19,7 @@ from typing import Any
 
 from reconciler.errors import ConfigError, ManifestError
 from reconciler.kinds import SECRET_KINDS
+from reconciler.manifests.secrets import walk
 from reconciler.model import DesiredResource, ManifestSet, SecretRef
 
 #: The integration config paths that hold write-only values, as plans name them.
@@ -112,18 +113,8 @@ def _declarations(r: DesiredResource, root: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for path in WRITE_ONLY_PATHS:
         value = config.get(path.removeprefix("config."))
-        if value is None:
-            continue
-        decl = list(_refs(value, root, ""))
+        decl = [(where, ref.source, os.path.relpath(ref.ref, root) if ref.source == "file" else ref.ref)
+                for where, ref in walk(value, "") if isinstance(ref, SecretRef)]
         if decl:
             out[path] = sorted(decl)
     return out
-
-
-def _refs(value: Any, root: str, where: str) -> Iterator[tuple[str, str, str]]:
-    if isinstance(value, SecretRef):
-        ref = os.path.relpath(value.ref, root) if value.source == "file" else value.ref
-        yield (where, value.source, ref)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _refs(v, root, f"{where}.{k}" if where else str(k))

@@ -38,14 +38,10 @@ def manifest_files(paths: Sequence[str], problems: list[Problem]) -> list[str]:
     """Files to read, in order: each file as given; each directory's ``*.yaml``/``*.yml`` below it,
     sorted by path (hidden files and directories such as ``.git`` or ``.github`` are skipped);
     ``-`` for standard input. A file reached twice is read once."""
-    files: list[str] = []
-    seen: set[str] = set()
+    files: dict[str, str] = {}  # by real path, as first given
 
     def add(shown: str) -> None:
-        key = shown if shown == STDIN else os.path.realpath(shown)
-        if key not in seen:
-            seen.add(key)
-            files.append(shown)
+        files.setdefault(shown if shown == STDIN else os.path.realpath(shown), shown)
 
     for given in paths:
         if given == STDIN:
@@ -64,7 +60,7 @@ def manifest_files(paths: Sequence[str], problems: list[Problem]) -> list[str]:
             add(given)
         else:
             problems.append(Problem(given, 1, 1, "path", "no such file or directory"))
-    return files
+    return list(files.values())
 
 
 def _read_stdin(stdin: TextIO, problems: list[Problem]) -> str | None:
@@ -147,8 +143,6 @@ def _policies_apart(docs: list[tuple[YamlDocument, str]], policy_paths: Sequence
                     ) -> tuple[list[tuple[YamlDocument, str]], list[tuple[YamlDocument, str]]]:
     """The tree's ``kind: Policy`` documents and those of ``--policy PATH`` (``reconciler.policy``),
     apart from the resources."""
-    if not policy_paths and not any(isinstance(d.value, dict) and d.value.get("kind") == "Policy" for d, _ in docs):
-        return docs, []
     mine = [(d, b) for d, b in docs if isinstance(d.value, dict) and d.value.get("kind") == "Policy"]
     rest = [(d, b) for d, b in docs if not (isinstance(d.value, dict) and d.value.get("kind") == "Policy")]
     return rest, mine + policy_documents(policy_paths, problems)

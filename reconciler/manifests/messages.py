@@ -19,9 +19,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticError
 
-from reconciler.manifests.fields import CREATE_REQUIRED, RULE, a_kind_of
+from reconciler.manifests.fields import CREATE_REQUIRED, RULE, TaggedUnion, a_kind_of
 from reconciler.manifests.hints import suggest as suggest  # models and policy rules use it too
-from reconciler.manifests.models import TaggedUnion, field_type, unwrap
+from reconciler.manifests.models import field_type, unwrap
 from reconciler.manifests.yamlload import Mark, Problem, display_path
 from reconciler.model import Source
 
@@ -80,10 +80,9 @@ class Ctx:
             return
         moved = self._moved(path) if self.extra_sources else None
         if moved is not None:  # written by a Patch: said at the patch's line
-            self.problems.append(Problem(moved.file, moved.line, moved.column, show(path) or self.label, message))
-            return
-        line, col = self.mark(path, key=key)
-        self.problems.append(Problem(self.file, line, col, show(path) or self.label, message))
+            self.problem_at(moved.file, moved.line, moved.column, path, message)
+        else:
+            self.problem_at(self.file, *self.mark(path, key=key), path, message)
 
     def _moved(self, path: Path) -> Source | None:
         parts = [str(p) for p in path]
@@ -138,7 +137,6 @@ class Located:
         self.path: list[str | int] = []
         self.model: type[BaseModel] | None = None
         self.union: TaggedUnion | None = None
-        self.field_type: Any = root
         tp: Any = root
         for part in loc:
             tp = unwrap(tp) if tp is not None else None
@@ -157,7 +155,7 @@ class Located:
                 tp = get_args(tp)[1]
             else:
                 tp = None
-        self.field_type = tp
+        self.field_type: Any = tp
         end = unwrap(tp) if tp is not None else None
         if isinstance(end, TaggedUnion):
             self.union = end

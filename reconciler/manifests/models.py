@@ -32,7 +32,6 @@ from pydantic import (
     Discriminator,
     Field,
     StringConstraints,
-    Tag,
     TypeAdapter,
     model_validator,
 )
@@ -50,7 +49,7 @@ from reconciler.manifests.fields import (
     Required,
     RuleProblem,
     Strict,
-    TagOf,
+    TaggedUnion,
     _unique,
     problem,
     rule_error,
@@ -95,6 +94,11 @@ _IGNORE_DOC = ("Field paths (dotted manifest field names, * one segment; a list 
                "updates nor reports as drift; still sent when the resource is created.")
 
 
+#: A list whose items are unique: checked (``_unique``), and said in the schema.
+UNIQUE_ITEMS = Field(json_schema_extra={"uniqueItems": True})
+UniqueNames = Annotated[list[NonEmpty], AfterValidator(_unique), UNIQUE_ITEMS]
+
+
 class Resource(Document):
     """A document that declares one resource of the API."""
 
@@ -109,8 +113,7 @@ _ALIASES_DOC = ("Former names: a live resource under one of them (and none under
 class Renamable(Strict):
     """A kind the API can rename: former names are aliases."""
 
-    aliases: Annotated[list[NonEmpty], AfterValidator(_unique)] | MISSING = Doc(
-        _ALIASES_DOC, json_schema_extra={"uniqueItems": True})
+    aliases: UniqueNames | MISSING = Doc(_ALIASES_DOC)
 
 
 class Spaced(Resource):
@@ -198,8 +201,7 @@ class PromptVersion(Strict):
         "How template variables are written.")
     invocation_params: JsonObject | MISSING = Doc("Model invocation parameters (temperature, ...).")
     provider_params: JsonObject | MISSING = Doc("Provider-specific parameters.")
-    labels: Annotated[list[NonEmpty], AfterValidator(_unique)] | MISSING = Doc(
-        "Labels the live version must carry.", json_schema_extra={"uniqueItems": True})
+    labels: UniqueNames | MISSING = Doc("Labels the live version must carry.")
 
 
 class Prompt(Spaced):
@@ -323,7 +325,7 @@ _addresses = _kind_globs("an address glob", "KIND/NAME or KIND/SPACE/NAME, e.g. 
 
 Globs = Annotated[list[Annotated[str, StringConstraints(min_length=1),
                                  Field(description="A name glob (* ? [..]), case-sensitive.")]],
-                  AfterValidator(_unique)]
+                  AfterValidator(_unique), UNIQUE_ITEMS]
 
 
 class IgnoreRule(Strict):
@@ -343,17 +345,13 @@ class Ownership(Document):
     refused = {"space": "'space' does not apply to Ownership (list the owned spaces under 'spaces')"}
     kind: Literal["Ownership"] = Required("The document's kind.")
     name: str = Required("The owner (a team or an environment); shown in plans.", min_length=1)
-    spaces: Annotated[list[NonEmpty], AfterValidator(_unique)] | MISSING = Doc(
-        "Space names or ids: every Prompt, Dataset and Evaluator in them belongs to this tree.",
-        json_schema_extra={"uniqueItems": True})
-    integrations: Globs | MISSING = Doc("Name globs of the integrations (both types) this tree owns.",
-                                        json_schema_extra={"uniqueItems": True})
+    spaces: UniqueNames | MISSING = Doc(
+        "Space names or ids: every Prompt, Dataset and Evaluator in them belongs to this tree.")
+    integrations: Globs | MISSING = Doc("Name globs of the integrations (both types) this tree owns.")
     resource_restrictions: Globs | MISSING = Doc(
-        "Globs of TYPE/resource_id (or resource_id) of the restrictions this tree owns.",
-        json_schema_extra={"uniqueItems": True})
+        "Globs of TYPE/resource_id (or resource_id) of the restrictions this tree owns.")
     protect: Annotated[Globs, AfterValidator(_protect)] | MISSING = Doc(
-        "KIND/NAME globs (KIND/SPACE/NAME for spaced kinds) no plan may delete or replace.",
-        json_schema_extra={"uniqueItems": True})
+        "KIND/NAME globs (KIND/SPACE/NAME for spaced kinds) no plan may delete or replace.")
     ignore_changes: list[IgnoreRule] | MISSING = Doc(
         "Ignore rules for many resources: address globs (match) x field paths (fields).")
 
@@ -376,28 +374,14 @@ DOCUMENT: TypeAdapter[Any] = TypeAdapter(ManifestDocument, config=ConfigDict(hid
 # ------------------------------------------------------------------ walking the models by type
 
 
-class TaggedUnion:
-    """A tagged union of the models: its discriminator key and members by tag."""
-
-    def __init__(self, key: str, members: dict[str, Any]) -> None:
-        self.key = key
-        self.members = members
-
-
 def unwrap(tp: Any) -> Any:
-    """Strip Annotated, MISSING and None from a declared type; a tagged union becomes a ``TaggedUnion``."""
+    """Strip Annotated, MISSING and None from a declared type; a tagged union becomes its ``TaggedUnion``."""
     while True:
         if get_origin(tp) is Annotated:
             base, *meta = get_args(tp)
             disc = next((m for m in meta if isinstance(m, Discriminator)), None)
-            if disc is not None and isinstance(disc.discriminator, TagOf):
-                members: dict[str, Any] = {}
-                for member in get_args(base):
-                    inner, *marks = get_args(member)
-                    tag = next(m.tag for m in marks if isinstance(m, Tag))
-                    rest = [m for m in marks if not isinstance(m, Tag)]
-                    members[tag] = Annotated[(inner, *rest)] if rest else inner
-                return TaggedUnion(disc.discriminator.key, members)
+            if disc is not None and isinstance(disc.discriminator, TaggedUnion):
+                return disc.discriminator
             tp = base
             continue
         if get_origin(tp) in (Union, types.UnionType):
@@ -445,10 +429,8 @@ def spec_of(model: BaseModel) -> dict[str, Any]:
     return out
 
 
-def document_of(kind: str, name: str, space: str | None, spec: Mapping[str, Any], doc: Any = None) -> Any:
-    """The typed document of a resource: the one loaded, or one built from its spec."""
-    if doc is not None:
-        return doc
+def document_of(kind: str, name: str, space: str | None, spec: Mapping[str, Any]) -> Any:
+    """The typed document of a resource built from its spec (not validated again: see ``construct``)."""
     head = {"kind": kind, "name": name, **({"space": space} if space is not None else {})}
     return construct(ManifestDocument, {**head, **spec})
 

@@ -113,11 +113,11 @@ def _switches(node: Any, definitions: dict[str, Any]) -> Any:
     return node
 
 
-def _with_variables(node: Any, top: bool = True) -> Any:
+def _with_variables(node: Any) -> Any:
     """Every value position (a property, list items, a map's values) also takes a variable; a secret
     (never a variable) and ``kind`` keep their schema as is."""
     if isinstance(node, list):
-        return [_with_variables(v, False) for v in node]
+        return [_with_variables(v) for v in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
@@ -129,7 +129,7 @@ def _with_variables(node: Any, top: bool = True) -> Any:
         elif k in ("if", "definitions"):  # a switch's condition is on literal tags; definitions are reached by $ref
             out[k] = v if k == "if" else {name: _with_variables(d) for name, d in v.items()}
         else:
-            out[k] = _with_variables(v, False)
+            out[k] = _with_variables(v)
     return out
 
 
@@ -137,11 +137,9 @@ def _variable_or(schema: dict[str, Any]) -> dict[str, Any]:
     """A value: a variable, else ``schema`` (``if``/``else``, so the errors are the schema's own)."""
     if _is_secret(schema) or not schema:
         return schema
-    schema = _with_variables(schema, False)
-    wrapped: dict[str, Any] = {"if": {"$ref": VARIABLE}, "else": schema}
-    if "description" in schema:
-        wrapped = {"description": schema["description"], **wrapped}
-    return wrapped
+    schema = _with_variables(schema)
+    described = {"description": schema["description"]} if "description" in schema else {}
+    return {**described, "if": {"$ref": VARIABLE}, "else": schema}
 
 
 def _is_secret(schema: dict[str, Any]) -> bool:

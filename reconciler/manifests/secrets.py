@@ -15,20 +15,15 @@ from reconciler.model import DesiredResource, ManifestSet, SecretRef, Source
 from reconciler.providers import HEADER_MAP_MAX_BYTES, serialized_header_bytes
 
 
-def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+def walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Every value below ``value`` (itself first) with its dotted path."""
     yield path, value
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from _walk(v, f"{path}.{k}" if path else str(k))
+            yield from walk(v, f"{path}.{k}" if path else str(k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _walk(v, f"{path}.{i}" if path else str(i))
-
-
-def _secret_values(r: DesiredResource) -> Iterator[tuple[str, Any]]:
-    """Only the subtrees that can hold secrets (integration configs): examples can be large."""
-    if r.kind in SECRET_KINDS:
-        yield from _walk(r.spec.get("config"), "config")
+            yield from walk(v, f"{path}.{i}" if path else str(i))
 
 
 def check_secrets(ms: ManifestSet, only: Callable[[str, str], bool] | None = None) -> list[str]:
@@ -66,8 +61,10 @@ def secret_problems(ms: ManifestSet, only: Callable[[str, str], bool] | None = N
         return resolved[ref]
 
     for r in ms.resources:
+        if r.kind not in SECRET_KINDS:  # only the subtrees that can hold secrets: examples can be large
+            continue
         seen: set[str] = set()  # the values of a header map are checked with the map
-        for path, value in _secret_values(r):
+        for path, value in walk(r.spec.get("config"), "config"):
             if path in seen or (only is not None and not only(r.address, path)):
                 continue
             if isinstance(value, SecretRef):

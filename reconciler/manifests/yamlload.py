@@ -49,14 +49,12 @@ MAX_DEPTH = 100
 MAX_NODES = 1_000_000
 
 
+@dataclass(slots=True)
 class NodeBudget:
     """The values a load may still build (``MAX_NODES``), shared by every file it reads."""
 
-    __slots__ = ("left", "spent")
-
-    def __init__(self, limit: int = MAX_NODES) -> None:
-        self.left = limit
-        self.spent = False  # told once: the files after the one that spent it are not parsed
+    left: int = MAX_NODES
+    spent: bool = False  # told once: the files after the one that spent it are not parsed
 
 #: (key line, key column, value line, value column), all 1-based. Sequence items: key == value.
 Mark = tuple[int, int, int, int]
@@ -133,13 +131,17 @@ def read_text(raw: bytes, file: str, problems: list[Problem], limit: int | None 
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        offset = exc.start
-        line = raw.count(b"\n", 0, offset) + 1
-        column = offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
-        problems.append(Problem(file, line, column, "file",
-                                f"not valid UTF-8 at byte offset {offset} (byte 0x{raw[offset]:02x}); "
-                                "save the file as UTF-8"))
+        problems.append(not_utf8(file, raw, exc.start))
         return None
+
+
+def not_utf8(file: str, data: bytes, at: int, first_line: int = 1, offset: int = 0) -> Problem:
+    """The problem of ``data[at]``, the first byte that is not UTF-8 (``data`` starts at line
+    ``first_line`` and byte ``offset`` of the file)."""
+    line = first_line + data.count(b"\n", 0, at)
+    column = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    return Problem(file, line, column, "file", f"not valid UTF-8 at byte offset {offset + at} "
+                   f"(byte 0x{data[at]:02x}); save the file as UTF-8")
 
 
 def read_file(path: str, file: str, problems: list[Problem], limit: int | None = None) -> str | None:
@@ -187,7 +189,8 @@ def parse_documents(text: str, file: str, problems: list[Problem],
                 try:
                     doc.value = _build(get, doc, problems, budget)
                 except _AbortDocument:
-                    _skip_to_document_end(get)
+                    while type(get()) is not yaml.DocumentEndEvent:  # skip to the document's end
+                        pass
                     continue
                 except _AbortFile:
                     break
@@ -204,7 +207,8 @@ def parse_documents(text: str, file: str, problems: list[Problem],
                     "with spaces)")
         problems.append(Problem(file, line, col, f"document {max(index, 1)}", f"YAML syntax error: {what}"))
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (a control character)
-        line, col = _line_col(text, exc.position)
+        line = text.count("\n", 0, exc.position) + 1
+        col = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
         problems.append(Problem(file, line, col, "file",
                                 f"character U+{exc.character:04X} is not allowed in YAML"
                                 if isinstance(exc.character, int) else f"character {exc.character!r} is not allowed in YAML"))
@@ -213,17 +217,6 @@ def parse_documents(text: str, file: str, problems: list[Problem],
     finally:
         loader.dispose()
     return docs
-
-
-def _line_col(text: str, position: int) -> tuple[int, int]:
-    """1-based line and column of a character offset."""
-    line = text.count("\n", 0, position) + 1
-    return line, position - (text.rfind("\n", 0, position) + 1) + 1
-
-
-def _skip_to_document_end(get: Callable[[], Any]) -> None:
-    while type(get()) is not yaml.DocumentEndEvent:
-        pass
 
 
 def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem], budget: NodeBudget) -> Any:
@@ -312,14 +305,9 @@ def _build(get: Callable[[], Any], doc: YamlDocument, problems: list[Problem], b
                 value = _scalar(ev, file, vl, vc, path or doc.label(), problems)
                 if len(problems) != reported:
                     refused.add(path)
-        elif t is MappingStartEvent:
-            value = {}
-            if ev.tag not in _MAP_TAGS:
-                problems.append(Problem(file, vl, vc, _display(path) or doc.label(), f"unsupported YAML tag {ev.tag}"))
-                refused.add(path)
-        elif t is SequenceStartEvent:
-            value = []
-            if ev.tag not in _SEQ_TAGS:
+        elif t is MappingStartEvent or t is SequenceStartEvent:
+            value = {} if t is MappingStartEvent else []
+            if ev.tag not in (_MAP_TAGS if t is MappingStartEvent else _SEQ_TAGS):
                 problems.append(Problem(file, vl, vc, _display(path) or doc.label(), f"unsupported YAML tag {ev.tag}"))
                 refused.add(path)
         elif t is AliasEvent:
@@ -377,9 +365,7 @@ display_path = _display
 def _scalar(ev: Any, file: str, line: int, col: int, path: str, problems: list[Problem]) -> Any:
     value: str = ev.value
     tag = ev.tag
-    if tag is None or tag == "!":
-        if not ev.implicit[0]:  # quoted or block scalar: always a string
-            return value
+    if tag is None or tag == "!":  # plain (a quoted or block scalar is a string: never sent here)
         tag = _STR
         for candidate, rx in _RESOLVERS.get(value[:1], ()):
             if rx.match(value):

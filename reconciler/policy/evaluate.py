@@ -46,10 +46,6 @@ class Subject:
         return self.ops[0]
 
     @property
-    def kind(self) -> str:
-        return self.first.kind
-
-    @property
     def changes(self) -> list[Change]:
         return [c for op in self.ops for c in op.changes]
 
@@ -59,11 +55,8 @@ def subjects(plan: Plan) -> list[Subject]:
     found: dict[str, list[Operation]] = {}
     for op in plan.operations:
         found.setdefault(op.subject, []).append(op)
-    out = []
-    for address, ops in found.items():
-        actions = {op.action for op in ops}
-        out.append(Subject(address, next(a for a in _ORDER if a in actions), ops))
-    return out
+    return [Subject(address, next(a for a in _ORDER if any(op.action == a for op in ops)), ops)
+            for address, ops in found.items()]
 
 
 def _plain(value: Any) -> Any:
@@ -168,7 +161,7 @@ def _true(rule: CompiledRule, values: Mapping[str, Any]) -> bool:
 def _matches(rule: CompiledRule, s: Subject) -> bool:
     if rule.actions and s.action not in rule.actions:
         return False
-    if rule.kinds and s.kind not in rule.kinds:
+    if rule.kinds and s.first.kind not in rule.kinds:
         return False
     if rule.addresses and not any(fnmatchcase(s.address, g) for g in rule.addresses):
         return False
@@ -233,7 +226,6 @@ def describe(v: Verdict) -> str:
 
 def check_allowed(plan: Plan, approvals: Iterable[str]) -> None:
     """Raise (exit 1) when a rule denies the plan or an approval is missing; before any write."""
-    approvals = tuple(approvals)
     denied = [v for v in plan.policy if v.effect == "deny"]
     missing = unapproved(plan.policy, approvals)
     lines = [f"  denied by {describe(v)}" for v in denied]

@@ -17,13 +17,16 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-from reconciler.manifests.models import KIND_MODELS, TaggedUnion, field_type, unwrap
-from reconciler.model import KINDS
+from reconciler.kinds import EXPERIMENT, KINDS
+from reconciler.manifests.fields import TaggedUnion
+from reconciler.manifests.models import KIND_MODELS, field_type, unwrap
 
 ANY = "*any*"
 LEAF = "*leaf*"
 LIST = "*list*"  # key of a list node: {LIST: item tree}
 FieldTree = Mapping[str, Any] | str
+#: What a rule may match: the resource kinds, and a dataset's experiments (deleted by retention).
+ALL_KINDS = (*KINDS, EXPERIMENT)
 
 
 def _merge(a: FieldTree, b: FieldTree) -> FieldTree:
@@ -69,14 +72,6 @@ def kind_tree(kind: str) -> FieldTree:
     return tree
 
 
-def trees(kinds: Iterable[str]) -> list[FieldTree]:
-    return [kind_tree(k) for k in kinds]
-
-
-def all_kinds() -> tuple[str, ...]:
-    return (*KINDS, "Experiment")
-
-
 def _children(tree: FieldTree, segment_glob: str) -> list[FieldTree]:
     """The trees below the names ``segment_glob`` matches."""
     if tree == ANY:
@@ -90,7 +85,7 @@ def _children(tree: FieldTree, segment_glob: str) -> list[FieldTree]:
 
 def glob_can_match(glob: str, kinds: Iterable[str]) -> bool:
     """Whether a dotted field-path glob (``*`` one segment) names a field of one of ``kinds``."""
-    level: list[FieldTree] = list(trees(kinds))
+    level: list[FieldTree] = [kind_tree(k) for k in kinds]
     for segment in glob.split("."):
         level = [c for t in level for c in _children(t, segment)]
         if not level:
@@ -98,10 +93,11 @@ def glob_can_match(glob: str, kinds: Iterable[str]) -> bool:
     return True
 
 
-def path_exists(path: Iterable[str], kinds: Iterable[str]) -> bool:
-    """Whether a member-selection chain (``experiment_retention.keep_last``) exists in a kind's manifest
-    fields (a selection into a list or a free-form value is not checked further)."""
-    level: list[FieldTree] = list(trees(kinds))
+def path_exists(path: Iterable[str], trees: Iterable[FieldTree]) -> bool:
+    """Whether a member-selection chain (``experiment_retention.keep_last``) exists in one of the
+    trees (a kind's manifest fields: ``kind_tree``; a selection into a list or a free-form value is
+    not checked further)."""
+    level: list[FieldTree] = list(trees)
     for name in path:
         nxt: list[FieldTree] = []
         for t in level:

@@ -14,20 +14,20 @@ A ``fields`` glob that can never match a manifest field of the matched kinds is 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import MISSING, AfterValidator, Field, StringConstraints, ValidationError
+from pydantic import MISSING, AfterValidator, Field, ValidationError
 
-from reconciler.manifests.fields import Doc, Required, Strict, _unique
+from reconciler.manifests.fields import Doc, NonEmpty, Required, Strict, _unique, problem
 from reconciler.manifests.messages import Ctx, report, show, suggest
 from reconciler.manifests.yamlload import Problem, YamlDocument
-from reconciler.model import KINDS, SPACED_KINDS
+from reconciler.model import SPACED_KINDS
 from reconciler.policy import fields as F
 
 RULE_ACTIONS = ("create", "update", "delete", "replace")
-MATCH_KINDS = (*KINDS, "Experiment")
 VARIABLES = ("op", "before", "after", "plan")
 #: ``op`` as CEL sees it; ``changes`` items are {path, before, after}.
 OP_TREE: F.FieldTree = {"action": F.LEAF, "kind": F.LEAF, "name": F.LEAF, "space": F.LEAF, "address": F.LEAF,
@@ -41,12 +41,8 @@ BINDING_MACROS = ("all", "exists", "exists_one", "map", "filter")
 _FUNCTIONS = ("has", "dyn", "size", "int", "uint", "double", "string", "bytes", "bool", "list", "map", "type",
               "duration", "timestamp", "matches", "contains", "startsWith", "endsWith", "null_type")
 
-NonEmpty = Annotated[str, StringConstraints(min_length=1)]
-
 
 def _address_globs(globs: list[str]) -> list[str]:
-    from reconciler.manifests.fields import problem
-
     for i, glob in enumerate(globs):
         kind, sep, rest = glob.partition("/")
         if not sep or not rest:
@@ -60,7 +56,7 @@ class Match(Strict):
 
     actions: Annotated[list[Literal["create", "update", "delete", "replace"]], AfterValidator(_unique)] | MISSING = Doc(
         "Actions of the operation: create, update, delete, replace.")
-    kinds: Annotated[list[Literal[MATCH_KINDS]], AfterValidator(_unique)] | MISSING = Doc(  # type: ignore[valid-type]
+    kinds: Annotated[list[Literal[F.ALL_KINDS]], AfterValidator(_unique)] | MISSING = Doc(  # type: ignore[valid-type]
         "Kinds of the resource.")
     addresses: Annotated[list[NonEmpty], AfterValidator(_address_globs)] | MISSING = Doc(
         "Address globs: KIND/NAME or KIND/SPACE/NAME (* ? [..]).")
@@ -114,12 +110,6 @@ class CompiledRule:
                 and self.uses <= {"plan"})
 
 
-def _environment() -> Any:
-    import celpy
-
-    return celpy.Environment()
-
-
 def _members(tree: Any) -> Iterator[tuple[list[str], Any]]:
     """Each member chain rooted at an identifier: (['before', 'experiment_retention', 'keep_last'],
     the node of the last selection), outermost chains only."""
@@ -128,9 +118,7 @@ def _members(tree: Any) -> Iterator[tuple[list[str], Any]]:
     def chain(node: Any) -> list[str] | None:
         if not isinstance(node, Tree):
             return None
-        if node.data == "member" and len(node.children) == 1:
-            return chain(node.children[0])
-        if node.data == "primary" and len(node.children) == 1:
+        if node.data in ("member", "primary") and len(node.children) == 1:
             return chain(node.children[0])
         if node.data == "ident" and isinstance(node.children[0], Token):
             return [str(node.children[0])]
@@ -155,10 +143,7 @@ def _members(tree: Any) -> Iterator[tuple[list[str], Any]]:
 def _selections(ast: Any) -> dict[str, frozenset[str] | None]:
     """For each variable, the first-level fields its member chains select; None where the variable is
     also used whole (``before == after``, ``before['x']``, a macro over it)."""
-    idents: dict[str, int] = {}
-    for node in ast.iter_subtrees():
-        if node.data == "ident":
-            idents[str(node.children[0])] = idents.get(str(node.children[0]), 0) + 1
+    idents = Counter(str(node.children[0]) for node in ast.iter_subtrees() if node.data == "ident")
     chains: dict[str, list[str]] = {}
     for chain, _ in _members(ast):
         chains.setdefault(chain[0], []).append(chain[1])
@@ -169,10 +154,11 @@ def _selections(ast: Any) -> dict[str, frozenset[str] | None]:
 def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, frozenset[str]]:
     """Compile ``text``; ``say(message, line_offset, column)`` reports each problem. Returns the
     program (None after a problem) and the variables the condition reads."""
+    import celpy
     from celpy.celparser import CELParseError
     from lark import Token, Tree
 
-    env = _environment()
+    env = celpy.Environment()
     try:
         ast = env.compile(text)
     except CELParseError as exc:
@@ -217,12 +203,11 @@ def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, fr
     for chain, node in _members(ast):
         root, path = chain[0], chain[1:]
         if root in ("before", "after"):
-            ok = F.path_exists(path, kinds)
-            known = "any kind" if set(kinds) == set(F.all_kinds()) else ", ".join(kinds)
+            ok = F.path_exists(path, map(F.kind_tree, kinds))
+            known = "any kind" if set(kinds) == set(F.ALL_KINDS) else ", ".join(kinds)
             what = f"no field '{'.'.join(path)}' in the manifests of {known}"
         elif root in ("op", "plan"):
-            tree = OP_TREE if root == "op" else PLAN_TREE
-            ok = _in_tree(path, tree)
+            ok = F.path_exists(path, [OP_TREE if root == "op" else PLAN_TREE])
             what = f"'{root}' has no field '{'.'.join(path)}'"
         else:
             continue
@@ -232,17 +217,6 @@ def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, fr
     if problems:
         return None, frozenset(uses)
     return env.program(ast), frozenset(uses)
-
-
-def _in_tree(path: Sequence[str], tree: F.FieldTree) -> bool:
-    level = tree
-    for name in path:
-        if level == F.ANY or (isinstance(level, dict) and F.LIST in level):
-            return True
-        if not isinstance(level, dict) or name not in level:
-            return False
-        level = level[name]
-    return True
 
 
 def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) -> list[CompiledRule]:
@@ -258,14 +232,14 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
     for i, rule in _valid_rules(policy, doc.value):
         at = ("rules", i)
         match = rule.match if rule.match is not MISSING else Match()
-        kinds = tuple(match.kinds) if match.kinds is not MISSING else F.all_kinds()
+        kinds = tuple(match.kinds) if match.kinds is not MISSING else F.ALL_KINDS
         if rule.condition is MISSING and rule.match is MISSING:
             ctx.problem(at, "a rule needs a match, a condition or both", key=True)
             continue
         if match.fields is not MISSING:
             for j, glob in enumerate(match.fields):
                 if not F.glob_can_match(glob, kinds):
-                    known = "any kind" if set(kinds) == set(F.all_kinds()) else ", ".join(kinds)
+                    known = "any kind" if set(kinds) == set(F.ALL_KINDS) else ", ".join(kinds)
                     ctx.problem((*at, "match", "fields", j), f"'{glob}' matches no manifest field of "
                                 + known + " (field paths are dotted manifest names; * is one segment)")
         program, uses, selects = None, frozenset[str](), {}
