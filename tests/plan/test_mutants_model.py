@@ -91,11 +91,11 @@ def test_the_plan_file_writes_each_part_under_its_documented_keys() -> None:
 
 
 def test_default_options_write_only_the_keys_of_format_1_0() -> None:
-    assert PlanOptions().to_json() == {
+    data = json.loads(Plan(()).dumps())
+    assert data["options"] == {
         "allow_replace": False, "rotate_secrets": False, "prune": False, "allow_empty": False, "version_name": None,
         "targets": [], "rotate": [], "since": None, "resend": [], "variables": [], "var_files": []}
-    assert PlanOptions(restrictions="compare").to_json()["restrictions"] == "compare"
-    data = json.loads(Plan(()).dumps())
+    assert Plan((), options=PlanOptions(restrictions="compare")).to_json()["options"]["restrictions"] == "compare"
     assert not {"ignored", "owner", "workdir", "policy"} & set(data)
     assert data["summary"] == {"create": 0, "update": 0, "delete": 0, "replace": 0, "unmanaged": 0}
 
@@ -112,13 +112,14 @@ def test_what_a_trimmed_plan_file_leaves_out_reads_as_the_default() -> None:
         ignored=(Ignored("Prompt/a", "description", None, None, None),))
     assert plan.options == PlanOptions()
     assert plan.workdir == "" and plan.owner is None and plan.scope == ReadScope()
-    assert PlanOptions.from_json({}) == PlanOptions()
-    assert PlanOptions.from_json({"prune": 1, "allow_replace": "yes"}) == PlanOptions(prune=True, allow_replace=True)
+    assert Plan.from_json({"options": {}, "operations": []}).options == PlanOptions()
+    options = Plan.from_json({"options": {"prune": 1, "allow_replace": "yes"}, "operations": []}).options
+    assert options == PlanOptions(prune=True, allow_replace=True)
 
 
 def test_verdict_fields_are_text_even_when_a_file_holds_numbers() -> None:
-    verdict = Verdict.from_json({"rule": 7, "effect": "deny", "address": "Prompt/a", "message": 3, "source": 9})
-    assert verdict == Verdict("7", "deny", "Prompt/a", "3", "9")
+    verdict = {"rule": 7, "effect": "deny", "address": "Prompt/a", "message": 3, "source": 9}
+    assert Plan.from_json({"operations": [], "policy": [verdict]}).policy == (Verdict("7", "deny", "Prompt/a", "3", "9"),)
 
 
 def test_a_plan_file_is_indented_utf8_text_ending_in_a_newline() -> None:

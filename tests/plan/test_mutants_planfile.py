@@ -110,7 +110,8 @@ def test_any_minor_or_patch_of_the_same_major_is_read(tmp_path: Path, version: s
 
 def test_a_file_the_plan_model_cannot_read_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     assert error(tmp_path, {"format_version": "1.0", "ignored": [{"path": "x"}]}) == (
-        "plan.json: not a valid plan file (KeyError: 'address')")
+        "plan.json: refused before any request: not a plan file as reconciler makes it (was it edited?):\n"
+        "  ignored[0].address: Field required")
 
 
 # ---------------------------------------------------------------------- the JSON shapes
