@@ -64,10 +64,8 @@ def has_ref(value: Any) -> bool:
 #: schema (``plan.schema``) are derived from the classes below by pydantic. They stay plain frozen
 #: dataclasses: a plan of thousands of operations is built without validation. A field with a
 #: default is written all the same (so the schema requires it) unless its ``exclude_if`` leaves it
-#: out. Infinity and NaN are written as ``json.dumps`` writes them; a number read where text is
-#: expected is text.
-JSON = ConfigDict(json_schema_serialization_defaults_required=True, ser_json_inf_nan="constants",
-                  coerce_numbers_to_str=True)
+#: out. A number read where text is expected is text.
+JSON = ConfigDict(json_schema_serialization_defaults_required=True, coerce_numbers_to_str=True)
 CLOSED = JSON | ConfigDict(json_schema_extra={"additionalProperties": False})
 
 
@@ -249,7 +247,7 @@ class Plan:
                 | ({"ignored": len(self.ignored)} if self.ignored else {}))
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = adapter().dump_python(self, mode="json")
+        out: dict[str, Any] = adapter().dump_python(self)  # values as they are: json.dumps writes them
         operations = out.pop("operations")
         return {"format_version": FORMAT_VERSION, "operations": operations, "summary": self.summary()} | out
 

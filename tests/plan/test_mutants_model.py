@@ -5,6 +5,9 @@ file leaves out reads as the default. Kills the surviving mutants of ``reconcile
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+
+import jsonschema
 
 from reconciler.model import ReadScope
 from reconciler.plan.model import (
@@ -18,6 +21,7 @@ from reconciler.plan.model import (
     has_ref,
     ref,
 )
+from reconciler.plan.schema import plan_json_schema
 
 OPTIONS = PlanOptions(allow_replace=True, rotate_secrets=True, prune=True, allow_empty=True, version_name="v7",
                       targets=("Prompt/research/a",), rotate=("Integration/x",), since="HEAD~1",
@@ -128,6 +132,27 @@ def test_a_plan_file_is_indented_utf8_text_ending_in_a_newline() -> None:
     assert '\n  "format_version": "1.2.0",\n' in text
     assert "gpt-é" in text  # not escaped
     assert text.index('"operations"') < text.index('"summary"') < text.index('"policy"')  # written order, not sorted
+
+
+def test_a_plan_built_from_lists_or_holding_infinity_is_written_as_json_dumps_writes_it() -> None:
+    op = FULL.operations[0]
+    built = replace(op, changes=list(op.changes), depends_on=["Prompt/research/a#update"], body={"t": float("inf")})
+    plan = Plan([built], warnings=["a warning"])  # type: ignore[arg-type]
+    assert plan.dumps() == replace(plan, operations=(replace(built, changes=op.changes, depends_on=(
+        "Prompt/research/a#update",)),), warnings=("a warning",)).dumps()
+    assert '"t": Infinity' in plan.dumps() and '"secrets": {' in plan.dumps() and '"note": "new"' in plan.dumps()
+
+
+def test_the_plan_schema_requires_what_every_plan_writes_and_nothing_it_leaves_out() -> None:
+    schema = plan_json_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    assert not list(validator.iter_errors(json.loads(FULL.dumps())))
+    assert not list(validator.iter_errors(json.loads(Plan(()).dumps())))
+    assert schema["required"] == ["operations", "unverified_secrets", "warnings", "fingerprints", "pins", "scope",
+                                  "manifests", "options", "unmanaged", "format_version", "summary"]
+    assert schema["$defs"]["Operation"]["required"] == ["id", "address", "action", "kind", "name", "method", "path",
+                                                        "body", "changes", "depends_on"]
+    assert schema["$defs"]["Operation"]["additionalProperties"] is False and schema["additionalProperties"] is True
 
 
 def test_references_are_found_at_any_depth() -> None:
