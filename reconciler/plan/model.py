@@ -75,7 +75,7 @@ def _is_none(value: Any) -> bool:
 
 Sorted = PlainSerializer(lambda mapping: dict(sorted(mapping.items())))  # a mapping written with its keys sorted
 T = TypeVar("T")
-#: A tuple field, written as a JSON array of its items' JSON form even when a caller built it from a list
+#: A tuple field: its items written each by its own class even when a caller built it from a list
 Items = Annotated[tuple[T, ...], WrapSerializer(lambda items, handler: handler(tuple(items)))]
 
 
@@ -247,9 +247,11 @@ class Plan:
                 | ({"ignored": len(self.ignored)} if self.ignored else {}))
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = adapter().dump_python(self)  # values as they are: json.dumps writes them
-        operations = out.pop("operations")
-        return {"format_version": FORMAT_VERSION, "operations": operations, "summary": self.summary()} | out
+        """The fields in declared order, after the format version, the operations and their summary
+        (members that are no fields). Values are kept as they are: ``json.dumps`` writes them."""
+        out: dict[str, Any] = adapter().dump_python(self)
+        head = {"format_version": FORMAT_VERSION, "operations": out["operations"], "summary": self.summary()}
+        return head | out  # a key of both keeps its place in head
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
