@@ -48,12 +48,10 @@ class _Group(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
-        except click.UsageError as exc:
-            show_error(exc, args, exit_code=1)
-            sys.exit(1)
-        except click.ClickException as exc:
-            show_error(exc, args, exit_code=exc.exit_code)
-            sys.exit(exc.exit_code)
+        except click.ClickException as exc:  # a usage error exits 1 (above), any other with its own code
+            code = 1 if isinstance(exc, click.UsageError) else exc.exit_code
+            show_error(exc, args, exit_code=code)
+            sys.exit(code)
         except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
@@ -72,11 +70,8 @@ def main() -> None:
 
 def _report_read(verbose: bool, live: Any) -> None:
     if verbose:
-        line = f"Live read: {live.requests} requests ({live.retries} retries)."
-        if (telemetry := observer()) is not None:
-            telemetry.event("live_read", text=line, requests=live.requests, retries=live.retries)
-        else:
-            click.echo(line, err=True)
+        _say(f"Live read: {live.requests} requests ({live.retries} retries).", "live_read", requests=live.requests,
+             retries=live.retries)
 
 
 @main.command()
@@ -137,7 +132,8 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     _report_read(verbose, live)  # no secret is resolved: the plan shows and saves references only
     rehearsal = _rehearse(result, live, manifests, conn.parallelism) if rehearse else None
     if not (quiet and _nothing_to_say(result)) or (rehearsal is not None and not rehearsal.ok):
-        click.echo(_rendered(render(result, fmt, colour=_colour(), verbose=verbose), fmt, rehearsal), nl=False)
+        text = render(result, fmt, colour=_colour(), verbose=verbose)
+        click.echo(text if rehearsal is None else rehearsal.rendered(text, fmt), nl=False)
     if result.policy:
         from reconciler.policy.evaluate import check_not_denied
 
@@ -150,9 +146,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
             _say(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", "plan_saved",
                  path=out_file)
     if rehearsal is not None and not rehearsal.ok:
-        from reconciler.rehearse import failed
-
-        raise failed(rehearsal)
+        raise rehearsal.error()
     sys.exit(2 if detailed_exitcode and not result.empty else 0)
 
 
@@ -250,9 +244,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
             if not (quiet and rehearsal.ok):
                 click.echo("\n".join(rehearsal.lines()))
             if not rehearsal.ok:
-                from reconciler.rehearse import failed
-
-                raise failed(rehearsal, applying=True)
+                raise rehearsal.error(applying=True)
         check_replacements(planned)
         check_allowed(planned, approvals)  # deny, or an approval missing: before any write
         check_plan_secrets(planned, manifests)
@@ -274,14 +266,6 @@ def _rehearse(planned: Any, live: Any, manifests: Any, parallelism: int) -> Any:
     from reconciler.rehearse import rehearse
 
     return rehearse(planned, live, manifests, parallelism=parallelism)
-
-
-def _rendered(text: str, fmt: str, rehearsal: Any) -> str:
-    if rehearsal is None:
-        return text
-    from reconciler.rehearse import render_rehearsed
-
-    return str(render_rehearsed(text, fmt, rehearsal))
 
 
 def _nothing_to_say(plan: Any) -> bool:
@@ -309,12 +293,8 @@ def _plan_manifests(planned: Any) -> list[str]:
     confirm the wrong thing)."""
     found: list[str] = []
     for p in planned.manifests:
-        if p == "-":
-            return []
-        relative = bool(planned.workdir) and not Path(p).is_absolute()
-        candidates = ([Path(planned.workdir) / p] if relative else []) + [Path(p)]  # where it was made first
-        hit = next((c for c in candidates if c.exists()), None)
-        if hit is None:
+        hit = Path(_from_workdir(planned, p))  # where it was made first
+        if p == "-" or not hit.exists():
             return []
         found.append(str(hit))
     return found

@@ -27,10 +27,6 @@ class Flag:
     settings: Mapping[str, Any] = field(default_factory=dict)  # click.option's keywords
     saved: bool = False  # recorded in a plan file: ``apply PLANFILE`` refuses it (it was made with its own)
 
-    def option(self, into: str, **override: Any) -> Callable[[Any], Any]:
-        return click.option(*self.decls, self.name, expose_value=False, callback=collect(into),
-                            **{**self.settings, **override})
-
 
 def collect(into: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """A click callback that keeps a parameter's value on the context, under ``into``, instead of
@@ -112,7 +108,8 @@ def _bind(into: str, flags: Iterable[Flag], target: str, argument: str,
             return f(*args, **{argument: getattr(importlib.import_module(module), name)(**collected(into)), **kwargs})
 
         for flag in reversed(tuple(flags)):
-            run = flag.option(into, **override.get(flag.name, {}))(run)
+            run = click.option(*flag.decls, flag.name, expose_value=False, callback=collect(into),
+                               **{**flag.settings, **override.get(flag.name, {})})(run)
         return run
 
     return decorate

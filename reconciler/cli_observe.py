@@ -60,20 +60,16 @@ def show_error(exc: click.ClickException, args: Any, *, exit_code: int) -> None:
         message=exc.format_message(), error_type=type(exc).__name__, exit_code=exit_code)
 
 
-def metrics_file_option() -> click.Option:
-    return click.Option(["--metrics-file"], type=click.Path(dir_okay=False), metavar="FILE",
-                        expose_value=False, callback=collect("observe"),
-                        help="Write this run's metrics to FILE (Prometheus text format, atomically) for "
-                             "node_exporter's textfile collector.")
-
-
 def install(group: click.Group) -> None:
     for name, command in group.commands.items():
         if any(p.name == "log_format" for p in command.params):
             continue
         command.params.append(log_format_option(expose_value=False, callback=collect("observe")))
         if name in METRICS_FILE_COMMANDS:
-            command.params.append(metrics_file_option())
+            command.params.append(click.Option(["--metrics-file"], type=click.Path(dir_okay=False), metavar="FILE",
+                                               expose_value=False, callback=collect("observe"),
+                                               help="Write this run's metrics to FILE (Prometheus text format, "
+                                                    "atomically) for node_exporter's textfile collector."))
         if command.callback is not None and name != "watch":  # watch keeps its own telemetry
             command.callback = _wrap(name, command.callback)
 
@@ -90,7 +86,6 @@ def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
         previous, meta[TELEMETRY] = meta.get(TELEMETRY), telemetry
         started = time.monotonic()
         code: int = 0
-        error: str | None = None
         bad_manifests = False
         try:
             callback(*args, **kwargs)
@@ -118,7 +113,6 @@ def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
             telemetry.event("command", command=name, outcome=outcome, exit_code=code, duration_s=round(duration, 3))
             if metrics_file:
                 _write_metrics(telemetry, metrics_file, success)
-        return None
 
     return run
 

@@ -58,9 +58,7 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
     if written:
         result.write()
     if fmt == "json":
-        out = result.to_json(written)
-        out["unmanaged_written"] = exported
-        click.echo(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        click.echo(json.dumps(result.to_json(written, exported), indent=2, ensure_ascii=False, default=str))
         sys.exit(result.exit_code())
     if write:
         for e in result.edits:
@@ -72,10 +70,8 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
         click.echo(result.diff(), nl=False)
     for line in exported:
         click.echo(line)
-    for w in result.warnings:
-        click.echo(f"Warning: {w}", err=True)
-    for n in result.not_written:
-        click.echo(f"Not written: {n}", err=True)
-    for c in result.conflicts:
-        click.echo(f"Conflict: {c}", err=True)
+    for label, items in (("Warning", result.warnings), ("Not written", result.not_written),
+                         ("Conflict", result.conflicts)):
+        for item in items:
+            click.echo(f"{label}: {item}", err=True)
     sys.exit(result.exit_code())

@@ -141,11 +141,9 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         spaces = sorted({a.split("/")[1] for a in wanted if a.count("/") == 2})
     first = read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset()))
     chosen = spaces or [s.name for s in first.spaces]
-    if spaces:
-        unknown = [s for s in spaces if first.space_id(s) is None]
-        if unknown:
-
-            raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
+    unknown = [s for s in spaces if first.space_id(s) is None]  # none without --space
+    if unknown:
+        raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
     listing = read_live(client, ReadScope(spaces=frozenset(chosen)))
     names: dict[str, Any] = {  # the spaced kinds' ReadScope fields
         spec.table: frozenset((listing.space_name(sid), n) for sid, n in getattr(listing, spec.table))

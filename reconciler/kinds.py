@@ -31,12 +31,11 @@ class KindSpec:
     its identity (``("type", "name")`` for an integration). table: its ``LiveState`` attribute
     (keyed by ``(space_id, name)`` for a spaced kind). collection: its API collection path.
     renamable: it takes ``aliases`` (the API can rename it). delete_rank: its place among deletes
-    (lower first; deletes run after every create and update). owner_globs: the Ownership field
-    whose globs say which live objects of an account-wide kind a tree owns. secrets: its documents
-    hold write-only secrets (``--rotate``, ``--since`` and the secret checks look at them; export
-    writes them with a secrets file). refers: the dotted spec path whose value names an LLM
-    integration (an evaluator's ``template_config.llm_config.integration``): ``--target`` and
-    ``--exclude`` follow it, and a name it gives must be an LLM integration.
+    (lower first; deletes run after every create and update). secrets: its documents hold
+    write-only secrets (``--rotate``, ``--since`` and the secret checks look at them; export writes
+    them with a secrets file). refers: the dotted spec path whose value names an LLM integration
+    (an evaluator's ``template_config.llm_config.integration``): ``--target`` and ``--exclude``
+    follow it, and a name it gives must be an LLM integration.
     """
 
     name: str
@@ -46,7 +45,6 @@ class KindSpec:
     collection: str
     renamable: bool
     delete_rank: int
-    owner_globs: str | None = None
     secrets: bool = False
     refers: str | None = None
 
@@ -62,8 +60,7 @@ class KindSpec:
 
 # Registration order is the order of creates and updates: an evaluator after the integration it names.
 INTEGRATION = KindSpec("Integration", spaced=False, identity=("type", "name"), table="integrations",
-                       collection="/v2/integrations", renamable=True, delete_rank=5, owner_globs="integrations",
-                       secrets=True)
+                       collection="/v2/integrations", renamable=True, delete_rank=5, secrets=True)
 PROMPT = KindSpec("Prompt", spaced=True, identity=("space", "name"), table="prompts", collection="/v2/prompts",
                   renamable=False, delete_rank=3)
 DATASET = KindSpec("Dataset", spaced=True, identity=("space", "name"), table="datasets", collection="/v2/datasets",
@@ -72,8 +69,7 @@ EVALUATOR = KindSpec("Evaluator", spaced=True, identity=("space", "name"), table
                      collection="/v2/evaluators", renamable=True, delete_rank=2,
                      refers="template_config.llm_config.integration")
 RESTRICTION = KindSpec("ResourceRestriction", spaced=False, identity=("resource_type", "resource_id"),
-                       table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1,
-                       owner_globs="resource_restrictions")
+                       table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1)
 
 KIND_SPECS: Mapping[str, KindSpec] = {k.name: k for k in (INTEGRATION, PROMPT, DATASET, EVALUATOR, RESTRICTION)}
 

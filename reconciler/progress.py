@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 _ID = re.compile(r"^/v2/([a-z-]+)(?:/[^/]+)?(?:/([a-z-]+))?")
@@ -32,31 +32,24 @@ def read_progress(client: Any, *, enabled: bool | None = None) -> Iterator[dict[
     terminal (``enabled`` overrides the check). Yields the counts."""
     counts: dict[str, int] = {}
     show = sys.stderr.isatty() if enabled is None else enabled
-    if not show:
-        def count(method: str, path: str) -> None:
-            kind = request_kind(path)
-            counts[kind] = counts.get(kind, 0) + 1
+    progress: Any = None
+    if show:
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn
 
-        client.on_request = count
-        try:
-            yield counts
-        finally:
-            client.on_request = None
-        return
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn
-
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=Console(stderr=True),
-                  transient=True) as progress:
+        progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), console=Console(stderr=True),
+                            transient=True)
         task = progress.add_task("Reading live state")
 
-        def seen(method: str, path: str) -> None:
-            kind = request_kind(path)
-            counts[kind] = counts.get(kind, 0) + 1
+    def count(method: str, path: str) -> None:
+        kind = request_kind(path)
+        counts[kind] = counts.get(kind, 0) + 1
+        if progress is not None:
             progress.update(task, description="Reading live state: " + ", ".join(
                 f"{kind} {n}" for kind, n in counts.items()))
 
-        client.on_request = seen
+    with progress if progress is not None else nullcontext():
+        client.on_request = count
         try:
             yield counts
         finally:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from reconciler.apply.confirm import reread_touched
@@ -49,8 +49,7 @@ class Refusal:
         return f"{self.call}: {self.detail}" + (f" -> {', '.join(self.sources)}" if self.sources else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"call": self.call, "address": self.address, "status": self.status, "detail": self.detail,
-                "sources": list(self.sources)}
+        return asdict(self)  # the sources' tuple is a JSON list
 
 
 @dataclass(frozen=True)
@@ -82,13 +81,15 @@ class Rehearsal:
                       None: "convergence not checked (the plan's manifests are not here)"}[self.converged])
         return f"Rehearsal: {verdict}: " + ", ".join(parts) + "."
 
+    def findings(self) -> list[str]:
+        """Each refusal, skipped call and remaining difference, as the text and Markdown reports list them."""
+        return ([f"refused: {r.line()}" for r in self.refusals] + [f"not tried: {s}" for s in self.skipped]
+                + [f"still differs after the replica's apply: {r}" for r in self.remaining])
+
     def lines(self) -> list[str]:
         """The text report: the headline, then each refusal, skipped call, remaining difference and
         what the replica cannot know."""
-        out = [self.headline()]
-        out += [f"  refused: {r.line()}" for r in self.refusals]
-        out += [f"  not tried: {s}" for s in self.skipped]
-        out += [f"  still differs after the replica's apply: {r}" for r in self.remaining]
+        out = [self.headline(), *(f"  {line}" for line in self.findings())]
         if self.calls and self.unknown:
             out.append("  A replica cannot know: " + "; ".join(self.unknown) + ".")
         return out
@@ -98,19 +99,36 @@ class Rehearsal:
                 "refused": [r.to_json() for r in self.refusals], "skipped": list(self.skipped),
                 "converged": self.converged, "remaining": list(self.remaining), "unknown": list(self.unknown)}
 
+    def error(self, *, applying: bool = False) -> ReconcilerError:
+        """The error a failed rehearsal ends the command with (exit 1)."""
+        return ReconcilerError("the rehearsal failed" + (", so nothing was applied" if applying else "") + ": "
+                               + self.headline().split(": ", 2)[-1])
+
+    def rendered(self, text: str, fmt: str) -> str:
+        """A rendered plan (``plan.render.render``) with the rehearsal: under a text plan, as the line
+        after the heading of a Markdown plan, as ``rehearsal`` in a JSON plan."""
+        if fmt == "json":
+            data: Mapping[str, Any] = json.loads(text)
+            return json.dumps({**data, "rehearsal": self.to_json()}, indent=2, ensure_ascii=False) + "\n"
+        if fmt == "markdown":
+            head, _, rest = text.partition("\n")
+            block = [f"**{self.headline()}**", *(f"- {_md(line)}" for line in self.findings())]
+            if self.calls and self.unknown:
+                block.append("<details><summary>What a replica cannot know</summary>\n\n"
+                             + "\n".join(f"- {_md(u)}" for u in self.unknown) + "\n\n</details>")
+            return "\n".join([head, "", *block, rest])
+        return text + "\n".join(self.lines()) + "\n"
+
 
 def with_placeholders(plan: Plan) -> Plan:
     """The plan with every secret it sends replaced by ``PLACEHOLDER`` in the body (and no secret
     reference left to resolve): the replica needs no secret."""
     ops = []
     for op in plan.operations:
-        if not op.secrets:
-            ops.append(op)
-            continue
         body = op.body
         for pointer in sorted(op.secrets):
             body = _with_pointer(body, pointer, PLACEHOLDER)
-        ops.append(replace(op, body=body, secrets={}))
+        ops.append(replace(op, body=body, secrets={}) if op.secrets else op)
     return replace(plan, operations=tuple(ops))
 
 
@@ -122,9 +140,8 @@ def rehearse(plan: Plan, live: LiveState, manifests: ManifestSet | None, *,
     touched = {(key[1], key[2]) for key in (plan.pins.get(op.address) for op in plan.operations)
                if key and key[0] == DATASET.name}
     replica = account_of(live, manifests, examples_of=touched)
-    namer = Namer(live)
     with open_replica(replica, parallelism=parallelism) as client:
-        report = execute(with_placeholders(plan), client, parallelism=parallelism, explain=namer.name)
+        report = execute(with_placeholders(plan), client, parallelism=parallelism, explain=Namer(live).name)
         converged: bool | None = None
         remaining: list[str] = []
         if manifests is not None:
@@ -155,31 +172,6 @@ def _differences(again: Plan) -> list[str]:
         more = f" (+{len(unique) - 3} more)" if len(unique) > 3 else ""
         out.append(f"{address}: {', '.join(unique[:3])}{more}")
     return out
-
-
-def failed(rehearsal: Rehearsal, *, applying: bool = False) -> ReconcilerError:
-    """The error a failed rehearsal ends the command with (exit 1)."""
-    return ReconcilerError("the rehearsal failed" + (", so nothing was applied" if applying else "") + ": "
-                           + rehearsal.headline().split(": ", 2)[-1])
-
-
-def render_rehearsed(text: str, fmt: str, rehearsal: Rehearsal) -> str:
-    """A rendered plan (``plan.render.render``) with the rehearsal: under a text plan, as the line
-    after the heading of a Markdown plan, as ``rehearsal`` in a JSON plan."""
-    if fmt == "json":
-        data: Mapping[str, Any] = json.loads(text)
-        return json.dumps({**data, "rehearsal": rehearsal.to_json()}, indent=2, ensure_ascii=False) + "\n"
-    if fmt == "markdown":
-        head, _, rest = text.partition("\n")
-        block = [f"**{rehearsal.headline()}**"]
-        block += [f"- refused: {_md(r.line())}" for r in rehearsal.refusals]
-        block += [f"- not tried: {_md(s)}" for s in rehearsal.skipped]
-        block += [f"- still differs after the replica's apply: {_md(r)}" for r in rehearsal.remaining]
-        if rehearsal.calls and rehearsal.unknown:
-            block.append("<details><summary>What a replica cannot know</summary>\n\n"
-                         + "\n".join(f"- {_md(u)}" for u in rehearsal.unknown) + "\n\n</details>")
-        return "\n".join([head, "", *block, rest])
-    return text + "\n".join(rehearsal.lines()) + "\n"
 
 
 def _md(text: str) -> str:

@@ -154,7 +154,8 @@ class Watcher:
     def run(self) -> int:
         """Loop until a signal (exit 0); with ``once``, one cycle (0 ok, 2 drift left, 1 failed)."""
         handlers = self._install_signals()
-        server = self._serve_metrics()
+        server = None if self.config.metrics_addr is None else HealthServer(
+            self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready).start()
         try:
             with connect(self.conn, read_only=not self.config.apply,
                          on_event=self.t.client_events() if self.verbose else None, telemetry=self.t) as client:
@@ -170,13 +171,14 @@ class Watcher:
                     if self.stop.is_set():
                         break
                     self.stop.wait(self._delay(ok))
-            self._report_stop()
+            self.t.event("stopped", signal=self.signal_name, cycles=self.cycles, ready=self.ready,
+                         text=f"{self.signal_name or 'stop'}: stopped after {self.cycles} cycle(s)"
+                              + ("" if self.ready else " (none succeeded)") + ".")
             return 0
         finally:
             self.finished = True
             if server is not None:
-                server.shutdown()
-                server.server_close()
+                server.close()
             for signum, handler in handlers.items():
                 signal.signal(signum, handler)
 
@@ -187,10 +189,7 @@ class Watcher:
         started = time.monotonic()
         manifests = self._desired(n)
         if manifests is None:
-            self.t.cycle_done("manifest_error", time.monotonic() - started, success=False)
-            self.t.event("cycle", cycle=n, outcome="manifest_error", duration_s=_secs(started),
-                         text=f"cycle {n}: no desired state yet (the manifests have never loaded)")
-            return False, False
+            return self._ended(n, started, "manifest_error", "no desired state yet (the manifests have never loaded)")
         outcome = "ok" if self.last_error is None else "manifest_error"
         try:
             options = replace(self.config.options, restrictions="compare") if self.config.apply else self.config.options
@@ -211,14 +210,14 @@ class Watcher:
                 except KeyboardInterrupt:  # the signal came just before the executor's phases or after them
                     if not self.applying:  # a second signal during the re-read: abort at once
                         raise
-                    return self._interrupted(n, started, "interrupted at the start or end of its apply; the next "
-                                             "run plans again and converges")
+                    return self._ended(n, started, "interrupted", "interrupted at the start or end of its apply; the "
+                                       "next run plans again and converges", left=True)
                 finally:
                     self.applying = False
                 applied = len(report.of(APPLIED))
                 if again is None:  # interrupted
-                    return self._interrupted(n, started, f"apply interrupted: {applied} calls applied, "
-                                             f"{len(report.of('skipped'))} not started")
+                    return self._ended(n, started, "interrupted", f"apply interrupted: {applied} calls applied, "
+                                       f"{len(report.of('skipped'))} not started", left=True)
                 final = again
                 left = self.t.observe_plan(manifests, again)["drifted"]
                 self._notify(n, found["drifted"], left)
@@ -229,27 +228,25 @@ class Watcher:
                 self._notify(n, found["drifted"], left)
         except ReconcilerError as exc:
             self.failures += 1
-            self.t.cycle_done("error", time.monotonic() - started, success=False)
-            self.t.event("cycle", cycle=n, outcome="error", message=str(exc), error_type=type(exc).__name__,
-                         failures=self.failures, duration_s=_secs(started),
-                         text=f"cycle {n}: failed ({self.failures} in a row): {exc}")
-            return False, False
+            return self._ended(n, started, "error", f"failed ({self.failures} in a row): {exc}", message=str(exc),
+                               error_type=type(exc).__name__, failures=self.failures)
         self.failures = 0
         self.ready = True
-        self.t.cycle_done(outcome, time.monotonic() - started, success=True)
         healed = len(found["drifted"]) - len(left) if self.config.apply else 0
-        self.t.event("cycle", cycle=n, outcome=outcome, drifted=len(found["drifted"]), healed=healed,
-                     unmanaged=len(found["unmanaged"]), applied=applied, duration_s=_secs(started),
-                     text=f"cycle {n}: {summary_line(plan).rstrip('.')}; {len(found['drifted'])} drifted"
-                          + (f", {healed} healed ({applied} calls)" if self.config.apply and found["drifted"] else "")
-                          + (", manifests failing: last good state used" if outcome == "manifest_error" else "")
-                          + f" ({_secs(started)}s)")
-        return True, not final.empty
+        return self._ended(n, started, outcome, f"{summary_line(plan).rstrip('.')}; {len(found['drifted'])} drifted"
+                           + (f", {healed} healed ({applied} calls)" if self.config.apply and found["drifted"] else "")
+                           + (", manifests failing: last good state used" if outcome == "manifest_error" else "")
+                           + f" ({_secs(started)}s)", success=True, left=not final.empty,
+                           drifted=len(found["drifted"]), healed=healed, unmanaged=len(found["unmanaged"]),
+                           applied=applied)
 
-    def _interrupted(self, n: int, started: float, why: str) -> tuple[bool, bool]:
-        self.t.cycle_done("interrupted", time.monotonic() - started, success=False)
-        self.t.event("cycle", cycle=n, outcome="interrupted", duration_s=_secs(started), text=f"cycle {n}: {why}")
-        return False, True
+    def _ended(self, n: int, started: float, outcome: str, text: str, *, success: bool = False, left: bool = False,
+               **fields: Any) -> tuple[bool, bool]:
+        """The cycle's outcome counted and logged (``text`` after ``cycle N: ``); returns ``cycle``'s
+        (it succeeded, changes are left)."""
+        self.t.cycle_done(outcome, time.monotonic() - started, success=success)
+        self.t.event("cycle", cycle=n, outcome=outcome, **fields, duration_s=_secs(started), text=f"cycle {n}: {text}")
+        return success, left
 
     def _reported(self, n: int, report: ApplyReport) -> None:
         """The apply's report, as soon as its calls end (before the re-read)."""
@@ -363,8 +360,7 @@ class Watcher:
         self.last_drifted = drifted
 
     def _notify(self, n: int, found: list[str], left: list[str]) -> None:
-        new = [a for a in found if a not in self.drift_open]
-        if new:
+        if any(a not in self.drift_open for a in found):  # something drifted that no notice said
             self._post("drift", n, found, f"Drift detected by reconciler watch: {len(found)} resource(s) differ "
                        f"from the manifests: {_short(found)}", healed=[a for a in found if a not in left])
         if self.drift_open | set(found) and not left:
@@ -388,12 +384,6 @@ class Watcher:
         self.t.event("notify", cycle=n, outcome=outcome, kind=kind,
                      text=None if outcome == "ok" else f"cycle {n}: the {kind} notice was not delivered ({outcome})")
 
-    def _report_stop(self) -> None:
-        why = self.signal_name or "stop"
-        self.t.event("stopped", signal=self.signal_name, cycles=self.cycles, ready=self.ready,
-                     text=f"{why}: stopped after {self.cycles} cycle(s)"
-                          + ("" if self.ready else " (none succeeded)") + ".")
-
     # ------------------------------------------------------------------ signals and the metrics server
 
     def _install_signals(self) -> dict[int, Any]:
@@ -413,11 +403,6 @@ class Watcher:
         stall = 2 * max(self.config.interval * 1.1, self.config.max_backoff) + 600
         return not self.finished and time.monotonic() - self.t.heartbeat < stall
 
-    def _serve_metrics(self) -> HealthServer | None:
-        if self.config.metrics_addr is None:
-            return None
-        return metrics_server(self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready).start()
-
 
 #: Seconds a connection may take to send its request before it is closed.
 IDLE_TIMEOUT = 10.0
@@ -427,40 +412,17 @@ MAX_CONNECTIONS = 256
 MAX_REQUEST_HEAD = 16 * 1024
 
 
-def metrics_server(address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
-                   ready: Callable[[], bool], idle_timeout: float = IDLE_TIMEOUT,
-                   max_connections: int = MAX_CONNECTIONS) -> HealthServer:
-    """``/metrics`` (Prometheus text format, or OpenMetrics when the Accept header asks for it),
-    ``/healthz`` and ``/readyz`` (200 or 503), served by
-    ``HealthServer`` (call ``start()``)."""
-
-    def answer(method: str, target: str, accept: str = "") -> tuple[int, bytes, str]:
-        path = target.split("?", 1)[0]
-        if method not in ("GET", "HEAD"):
-            return 405, b"only GET\n", "text/plain; charset=utf-8"
-        if path == "/metrics":
-            encode, content_type = choose_encoder(accept)  # OpenMetrics when asked
-            return 200, encode(telemetry.registry), content_type
-        if path == "/healthz":
-            ok = healthy()
-            return (200 if ok else 503), b"ok\n" if ok else b"the loop is not running\n", "text/plain; charset=utf-8"
-        if path == "/readyz":
-            ok = ready()
-            return (200 if ok else 503), b"ok\n" if ok else b"no cycle has succeeded yet\n", "text/plain; charset=utf-8"
-        return 404, b"not found: try /metrics, /healthz or /readyz\n", "text/plain; charset=utf-8"
-
-    return HealthServer(address, answer, idle_timeout=idle_timeout, max_connections=max_connections)
-
-
 class HealthServer:
-    """A small asyncio HTTP/1.1 server in a thread of its own: one request a connection, each
-    request head read within ``idle_timeout``, at most ``max_connections`` open (the oldest idle one
-    is closed for a newcomer). Idle or slow clients (half-open sockets, a slow scanner) cost a few
-    bytes each and never hold up a probe: the liveness probe keeps its answer, and Kubernetes does
-    not restart a healthy pod."""
+    """``/metrics`` (Prometheus text format, or OpenMetrics when the Accept header asks for it),
+    ``/healthz`` and ``/readyz`` (200 or 503) (call ``start()``). A small asyncio HTTP/1.1 server in
+    a thread of its own: one request a connection, each request head read within ``idle_timeout``,
+    at most ``max_connections`` open (the oldest idle one is closed for a newcomer). Idle or slow
+    clients (half-open sockets, a slow scanner) cost a few bytes each and never hold up a probe: the
+    liveness probe keeps its answer, and Kubernetes does not restart a healthy pod."""
 
-    def __init__(self, address: tuple[str, int], answer: Callable[[str, str, str], tuple[int, bytes, str]], *,
-                 idle_timeout: float, max_connections: int) -> None:
+    def __init__(self, address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
+                 ready: Callable[[], bool], idle_timeout: float = IDLE_TIMEOUT,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         import asyncio
         import socket
 
@@ -471,7 +433,9 @@ class HealthServer:
         except OSError as exc:
             raise ConfigError(f"--metrics-addr {host}:{port}: cannot listen ({exc.strerror or exc})") from None
         self.server_address = self.socket.getsockname()
-        self.answer = answer
+        self.telemetry = telemetry
+        self.healthy = healthy
+        self.ready = ready
         self.idle_timeout = idle_timeout
         self.max_connections = max_connections
         self.loop = asyncio.new_event_loop()
@@ -482,6 +446,21 @@ class HealthServer:
     def start(self) -> HealthServer:
         self.thread.start()
         return self
+
+    def answer(self, method: str, target: str, accept: str = "") -> tuple[int, bytes, str]:
+        path = target.split("?", 1)[0]
+        if method not in ("GET", "HEAD"):
+            return 405, b"only GET\n", "text/plain; charset=utf-8"
+        if path == "/metrics":
+            encode, content_type = choose_encoder(accept)  # OpenMetrics when asked
+            return 200, encode(self.telemetry.registry), content_type
+        if path == "/healthz":
+            ok = self.healthy()
+            return (200 if ok else 503), b"ok\n" if ok else b"the loop is not running\n", "text/plain; charset=utf-8"
+        if path == "/readyz":
+            ok = self.ready()
+            return (200 if ok else 503), b"ok\n" if ok else b"no cycle has succeeded yet\n", "text/plain; charset=utf-8"
+        return 404, b"not found: try /metrics, /healthz or /readyz\n", "text/plain; charset=utf-8"
 
     def _run(self) -> None:
         import asyncio
@@ -533,12 +512,10 @@ class HealthServer:
             self.open -= 1
             writer.close()
 
-    def shutdown(self) -> None:
+    def close(self) -> None:
         if self.thread.is_alive():
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=10)
-
-    def server_close(self) -> None:
         self.socket.close()
 
 
@@ -561,8 +538,7 @@ def tree_stamp(paths: Sequence[str]) -> list[tuple[str, int, int]]:
 
 def _host(server: HealthServer) -> str:
     host, port = server.server_address[:2]
-    name = host.decode() if isinstance(host, bytes) else str(host)
-    return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _secs(started: float) -> float:

@@ -173,10 +173,8 @@ def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
     deletes = {op.path.rsplit("/", 1)[-1]: op for op in INTEGRATION.among(plan) if op.method == "DELETE"}
     if not deletes:
         return plan
-    moves: dict[str, Operation] = {}
-    for op in EVALUATOR.among(plan):
-        if op.method == "POST" and op.path.endswith("/versions"):
-            moves[op.path.split("/")[3]] = op
+    moves = {op.path.split("/")[3]: op for op in EVALUATOR.among(plan)  # evaluator id -> its new version
+             if op.method == "POST" and op.path.endswith("/versions")}
     refusals: dict[str, list[str]] = {}
     waits: dict[str, list[str]] = {}
     for integration_id, space, name, evaluator_id in read_integration_users(client, live):

@@ -57,7 +57,7 @@ def test_no_module_outside_the_registry_compares_a_kind_with_a_string_literal() 
 KIND_CONSTANTS = {"INTEGRATION", "PROMPT", "DATASET", "EVALUATOR", "RESTRICTION", "EXPERIMENT", "OWNERSHIP"}
 #: Comparisons of a kind with one of those constants (``X.name``, ``X``, ``spec is X``) that stay
 #: outside the registry, by module, each with its reason. Anything else reads a ``KindSpec`` field
-#: (``secrets``, ``refers``, ``owner_globs``, ``spaced``...), a table keyed by the kind, or
+#: (``secrets``, ``refers``, ``spaced``...), a table keyed by the kind, or
 #: ``KindSpec.among``. A new comparison fails here: give the spec a field instead, or say why.
 ALLOWED_CONSTANT_COMPARISONS = {
     # integrations re-listed per type (one request a page) instead of one GET per touched one (3);

@@ -19,7 +19,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,9 @@ class Edit:
     path: str
     file: str
     line: int
+    action: str  # update | add | remove | remove document
     before: Any
     after: Any
-    action: str = "update"  # update | add | remove | remove document
-
-    def to_json(self) -> dict[str, Any]:
-        return {"address": self.address, "path": self.path, "file": self.file, "line": self.line,
-                "action": self.action, "before": _json(self.before), "after": _json(self.after)}
 
 
 @dataclass(frozen=True)
@@ -54,9 +50,6 @@ class NotWritten:
     address: str
     path: str
     reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
     def __str__(self) -> str:
         return f"{self.address}: {self.path}: {self.reason}" if self.path else f"{self.address}: {self.reason}"
@@ -70,10 +63,6 @@ class Conflict:
     tree: Any
     live: Any
     source: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"address": self.address, "path": self.path, "base": _json(self.base), "tree": _json(self.tree),
-                "live": _json(self.live), "source": self.source}
 
     def __str__(self) -> str:
         if not self.path:  # an edit the file cannot take without touching something else
@@ -92,12 +81,9 @@ class PullResult:
     boms: dict[str, bool] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # what was not compared (not a difference)
 
-    @property
-    def differences(self) -> bool:
-        return bool(self.edits or self.not_written or self.conflicts)
-
     def exit_code(self) -> int:
-        return 1 if self.conflicts else (2 if self.differences else 0)
+        """1 with a conflict, else 2 with a difference (an edit, or a value not written), else 0."""
+        return 1 if self.conflicts else (2 if self.edits or self.not_written else 0)
 
     def diff(self) -> str:
         out: list[str] = []
@@ -108,23 +94,22 @@ class PullResult:
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out)
 
-    def write(self) -> list[str]:
-        """Write every edited file (atomically, its mode kept); the paths written."""
+    def write(self) -> None:
+        """Write every edited file (atomically, its mode kept)."""
         for path, (_, after) in self.files.items():
             data = (("\ufeff" if self.boms.get(path) else "") + after).encode("utf-8")
             tmp = f"{path}.pull-{os.getpid()}.tmp"
             mode = os.stat(path).st_mode & 0o7777
-            with open(tmp, "wb") as fh:
-                fh.write(data)
+            Path(tmp).write_bytes(data)
             os.chmod(tmp, mode)
             os.replace(tmp, path)
-        return list(self.files)
 
-    def to_json(self, written: bool) -> dict[str, Any]:
-        return {"edits": [e.to_json() for e in self.edits],
-                "not_written": [n.to_json() for n in self.not_written],
-                "conflicts": [c.to_json() for c in self.conflicts], "warnings": list(self.warnings),
-                "files": list(self.files), "written": written, "diff": self.diff()}
+    def to_json(self, written: bool, unmanaged_written: list[str]) -> dict[str, Any]:
+        return {"edits": [_as_json(e) for e in self.edits],
+                "not_written": [_as_json(n) for n in self.not_written],
+                "conflicts": [_as_json(c) for c in self.conflicts], "warnings": list(self.warnings),
+                "files": list(self.files), "written": written, "diff": self.diff(),
+                "unmanaged_written": unmanaged_written}
 
 
 @dataclass
@@ -132,6 +117,11 @@ class _Loc:
     file: YamlFile
     doc: Doc
     node: Node
+
+
+def _as_json(record: Any) -> dict[str, Any]:
+    """An edit, a value not written or a conflict: its fields in order, a value not set as null."""
+    return {f.name: _json(getattr(record, f.name)) for f in fields(record)}
 
 
 def _json(value: Any) -> Any:
@@ -174,8 +164,7 @@ class Puller:
     def yaml(self, path: str) -> YamlFile:
         found = self._yaml.get(path)
         if found is None:
-            with open(path, "rb") as fh:
-                found = self._yaml[path] = YamlFile(path, fh.read())
+            found = self._yaml[path] = YamlFile(path, Path(path).read_bytes())
         return found
 
     # ------------------------------------------------------------------ the run
@@ -256,9 +245,10 @@ class Puller:
 
     # ------------------------------------------------------------------ where a value is written
 
-    def locate(self, r: DesiredResource, path: str) -> _Loc | str | None:
+    def locate(self, r: DesiredResource, path: str, new: Any = ABSENT) -> _Loc | tuple[_Loc, str] | str | None:
         """Where ``path`` of ``r`` is written (a node), or why it cannot be written (a string), or
-        None when only a parent records it."""
+        None when only a parent records it; a ``${var.X}`` inside a string that can take ``new``:
+        where X is set and its new value."""
         if path not in r.sources:
             return None
         src: Source = r.sources[path]
@@ -273,7 +263,7 @@ class Puller:
             return _Loc(f, doc, node)
         if node.kind == "map" and node.keys == ["var"]:
             return self.variable(src.via)
-        return f"built from variables ({src.via}) inside a string: not written"
+        return self._solve(src.via, node, new) or f"built from variables ({src.via}) inside a string: not written"
 
     def variable(self, via: str) -> _Loc | str:
         m = _VIA_FILE.match(via)
@@ -287,36 +277,29 @@ class Puller:
         node = next((c for c in doc.root.children if c.key_line == line), None)
         return _Loc(f, doc, node) if node is not None else f"set by {via}: not written"
 
-    def _solve(self, r: DesiredResource, path: str, new: Any) -> tuple[_Loc, str] | str | None:
-        """A ``${var.X}`` inside a string: where X is set and its new value, when the rest of the
-        string still matches live's."""
-        src = r.sources[path]
-        if src.via is None or not isinstance(new, str):
+    def _solve(self, via: str, node: Node, new: Any) -> tuple[_Loc, str] | str | None:
+        """A ``${var.X}`` inside a string (``node``, written from ``via``): where X is set and its
+        new value, when the rest of the string still matches live's."""
+        if not isinstance(new, str) or node.kind != "scalar":
             return None
-        found = self.yaml(src.file).find(src.line, src.column, [path, f"patch.{path}"])
-        if found is None or found[2].kind != "scalar":
-            return None
-        template = found[2].text
+        template = node.text
         refs = list(_ONE_VARIABLE.finditer(template))
-        if len(refs) != 1 or "$${" in template or "," in src.via:
+        if len(refs) != 1 or "$${" in template or "," in via:
             return None
         head, tail = template[:refs[0].start()], template[refs[0].end():]
         if not (new.startswith(head) and new.endswith(tail)) or len(new) < len(head) + len(tail):
-            return f"built from ${{var.{refs[0].group(1)}}} ({src.via}) and live no longer matches the rest of the " \
+            return f"built from ${{var.{refs[0].group(1)}}} ({via}) and live no longer matches the rest of the " \
                    "string: not written"
-        var = self.variable(src.via)
+        var = self.variable(via)
         return (var, new[len(head):len(new) - len(tail)]) if isinstance(var, _Loc) else var
 
     # ------------------------------------------------------------------ writing
 
     def write(self, r: DesiredResource, path: str, old: Any, new: Any, fallback: _Loc | None) -> None:
-        loc = self.locate(r, path)
-        if isinstance(loc, str) and loc.startswith("built from variables"):
-            solved = self._solve(r, path, new)
-            if isinstance(solved, tuple):
-                self._put(r, path, solved[0], solved[0].node, solved[1], old)
-                return
-            loc = solved if isinstance(solved, str) else loc
+        loc = self.locate(r, path, new)
+        if isinstance(loc, tuple):  # a ${var.X} inside a string: X's new value where X is set
+            self._put(r, path, loc[0], loc[1], old)
+            return
         if loc is None:
             loc = fallback
         if isinstance(loc, str):
@@ -329,7 +312,7 @@ class Puller:
             ploc = self.locate(r, parent) if parent else None
             if isinstance(ploc, _Loc) and ploc.node.kind == "map" and ploc.node.style == "block":
                 ploc.file.insert(ploc.doc, ploc.node, key, new)
-                self.result.edits.append(Edit(r.address, path, ploc.file.path, ploc.node.line, None, new, "add"))
+                self.result.edits.append(Edit(r.address, path, ploc.file.path, ploc.node.line, "add", None, new))
                 return
             self.result.not_written.append(NotWritten(r.address, path, "not found in the manifests: not written"))
             return
@@ -345,24 +328,22 @@ class Puller:
                     return
             self._guard(loc, new)
             loc.file.delete_entry(loc.doc, node)
-            self.result.edits.append(Edit(r.address, path, loc.file.path, node.key_line, old, None, "remove"))
+            self.result.edits.append(Edit(r.address, path, loc.file.path, node.key_line, "remove", old, None))
             return
         if isinstance(old, dict) and isinstance(new, dict) and node.kind == "map" \
                 and (node.style == "block" or set(old) == set(new)):
             for k, v in old.items():
-                if k in new and _canon(v) != _canon(new[k]):
-                    self.write(r, f"{path}.{k}", v, new[k], self._child(loc, k))
-                elif k not in new:
-                    self.write(r, f"{path}.{k}", v, ABSENT, self._child(loc, k))
+                if k not in new or _canon(v) != _canon(new[k]):  # changed, or removed (ABSENT)
+                    self.write(r, f"{path}.{k}", v, new.get(k, ABSENT), self._child(loc, k))
             for k, v in new.items():
                 if k not in old:
                     loc.file.insert(loc.doc, node, k, v)
-                    self.result.edits.append(Edit(r.address, f"{path}.{k}", loc.file.path, node.line, None, v, "add"))
+                    self.result.edits.append(Edit(r.address, f"{path}.{k}", loc.file.path, node.line, "add", None, v))
             return
         if isinstance(old, list) and isinstance(new, list) and node.kind == "seq" and old and new \
                 and self._list(r, path, loc, old, new):
             return
-        self._put(r, path, loc, node, new, old)
+        self._put(r, path, loc, new, old)
 
     def _child(self, loc: _Loc, key: str | int) -> _Loc | None:
         child = loc.node.child(key)
@@ -380,25 +361,21 @@ class Puller:
         self._written[key] = value
         return True
 
-    def _put(self, r: DesiredResource, path: str, loc: _Loc, node: Node, new: Any, old: Any = None) -> None:
-        if not self._guard(_Loc(loc.file, loc.doc, node), new):
+    def _put(self, r: DesiredResource, path: str, loc: _Loc, new: Any, old: Any) -> None:
+        if not self._guard(loc, new):
             return
-        loc.file.replace(loc.doc, node, new)
-        self.result.edits.append(Edit(r.address, path, loc.file.path, node.key_line, old, new))
+        loc.file.replace(loc.doc, loc.node, new)
+        self.result.edits.append(Edit(r.address, path, loc.file.path, loc.node.key_line, "update", old, new))
 
     def _list(self, r: DesiredResource, path: str, loc: _Loc, old: list[Any], new: list[Any]) -> bool:
         """Item by item when the list is block style: changed items edited in place, removed ones'
-        lines deleted, new ones inserted. False when the list is rewritten whole."""
+        lines deleted, new ones inserted; a flow list only when items are changed in place. False when
+        the list is rewritten whole."""
         node = loc.node
         a, b = [_canon(x) for x in old], [_canon(x) for x in new]
         ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
-        if node.style == "flow":
-            if all(tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1) for tag, i1, i2, j1, j2 in ops):
-                for tag, i1, i2, j1, _ in ops:
-                    if tag == "replace":
-                        for n in range(i2 - i1):
-                            self.write(r, f"{path}.{i1 + n}", old[i1 + n], new[j1 + n], self._child(loc, i1 + n))
-                return True
+        if node.style == "flow" and not all(tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1)
+                                            for tag, i1, i2, j1, j2 in ops):
             return False
         deleted = {n for tag, i1, i2, j1, j2 in ops if tag == "delete" or (tag == "replace" and i2 - i1 != j2 - j1)
                    for n in range(i1, i2)}
@@ -417,14 +394,14 @@ class Puller:
                 for n in range(i1, i2):
                     child = node.children[n]
                     loc.file.delete_entry(loc.doc, child)
-                    self.result.edits.append(Edit(r.address, f"{path}.{n}", loc.file.path, child.line, old[n], None,
-                                                  "remove"))
+                    self.result.edits.append(Edit(r.address, f"{path}.{n}", loc.file.path, child.line, "remove",
+                                                  old[n], None))
             if tag in ("replace", "insert"):
                 before = node.children[i2] if i2 < len(node.children) else None
                 for n in range(j1, j2):
                     loc.file.insert(loc.doc, node, None, new[n], before)
                     self.result.edits.append(Edit(r.address, f"{path}.{n}", loc.file.path,
-                                                  (before or node.children[-1]).line, None, new[n], "add"))
+                                                  (before or node.children[-1]).line, "add", None, new[n]))
         return True
 
     # ------------------------------------------------------------------ examples and documents
@@ -458,10 +435,10 @@ class Puller:
             n = index_line[i]
             ending = lines[n][len(lines[n].rstrip("\r\n")):] or newline
             lines[n] = dumps(example) + ending
-            self.result.edits.append(Edit(r.address, f"examples.{i}", path, n + 1, old[i], example))
+            self.result.edits.append(Edit(r.address, f"examples.{i}", path, n + 1, "update", old[i], example))
         for i in sorted(edit.delete, reverse=True):
             n = index_line[i]
-            self.result.edits.append(Edit(r.address, f"examples.{i}", path, n + 1, old[i], None, "remove"))
+            self.result.edits.append(Edit(r.address, f"examples.{i}", path, n + 1, "remove", old[i], None))
             lines[n] = ""
         if edit.append and lines and not lines[-1].endswith("\n"):
             last = max((k for k, line in enumerate(lines) if line), default=None)
@@ -469,22 +446,20 @@ class Puller:
                 lines[last] += newline
         for n, example in enumerate(edit.append):
             lines.append(dumps(example) + newline)
-            self.result.edits.append(Edit(r.address, f"examples.{len(old) + n}", path, len(lines), None, example,
-                                          "add"))
+            self.result.edits.append(Edit(r.address, f"examples.{len(old) + n}", path, len(lines), "add", None,
+                                          example))
         self._text[path] = (self._text[path][0] if path in self._text else before, "".join(lines))
 
     def remove_resource(self, r: DesiredResource) -> None:
         src = r.source("")
-        if src is None or not os.path.isfile(src.file):
+        doc = (self.yaml(src.file).doc_at(src.line, src.column)
+               if src is not None and os.path.isfile(src.file) else None)
+        if src is None or doc is None:
             self.result.not_written.append(NotWritten(r.address, "", "deleted live; its document was not found"))
             return
-        f = self.yaml(src.file)
-        doc = f.doc_at(src.line, src.column)
-        if doc is None:
-            self.result.not_written.append(NotWritten(r.address, "", "deleted live; its document was not found"))
-            return
+        f = self.yaml(src.file)  # read above
         f.remove_document(doc)
-        self.result.edits.append(Edit(r.address, "", f.path, src.line, r.address, None, "remove document"))
+        self.result.edits.append(Edit(r.address, "", f.path, src.line, "remove document", r.address, None))
         for path in self.manifest_files:
             if not os.path.isfile(path):
                 continue
@@ -493,7 +468,7 @@ class Puller:
                 if d.index not in pf.removed_docs and _patches(pf, d, r):
                     pf.remove_document(d)
                     self.result.edits.append(Edit(r.address, "", path, d.root.line if d.root else 1,
-                                                  f"Patch of {r.address}", None, "remove document"))
+                                                  "remove document", f"Patch of {r.address}", None))
 
 
 def _patches(f: YamlFile, d: Doc, r: DesiredResource) -> bool:

@@ -70,16 +70,7 @@ class Node:
 class Doc:
     index: int  # 1-based
     start: int
-    end: int
     root: Node | None
-
-
-@dataclass(order=True)
-class _Splice:
-    start: int
-    order: int
-    end: int = field(compare=False)
-    text: str = field(compare=False)
 
 
 class YamlFile:
@@ -92,7 +83,7 @@ class YamlFile:
         self.text = text[1:] if self.bom else text
         self.newline = "\r\n" if "\r\n" in self.text else "\n"
         self.docs = _parse(self.text)
-        self._splices: list[_Splice] = []
+        self._splices: list[tuple[int, int, int, str]] = []  # (start, order made, end, new text)
         self._checks: list[tuple[int, str, Any]] = []  # (document index, path, value expected after)
         self.removed_docs: set[int] = set()
         self._doc_lines: list[int] | None = None  # each document's first line (doc_of_line)
@@ -141,10 +132,7 @@ class YamlFile:
     # ------------------------------------------------------------------ edits
 
     def _splice(self, start: int, end: int, text: str) -> None:
-        self._splices.append(_Splice(start, len(self._splices), end, text))
-
-    def expect(self, doc: Doc, path: str, value: Any) -> None:
-        self._checks.append((doc.index, path, value))
+        self._splices.append((start, len(self._splices), end, text))
 
     def replace(self, doc: Doc, node: Node, value: Any) -> None:
         """Write ``value`` in place of ``node``'s text, in its style where the value allows it."""
@@ -158,14 +146,12 @@ class YamlFile:
             indent = _indent_of(self.text, node.start) + 2
             self._splice(node.start, node.end, scalar(value, node.style, indent, self.newline, flow)
                          if not isinstance(value, dict | list) or not value else flow_text(value))
-        self.expect(doc, self.doc_path(doc, node), value)
+        self._checks.append((doc.index, self.doc_path(doc, node), value))
 
     def _block_scalar(self, node: Node, value: str) -> str:
         original = self.text[node.start:node.end]
         stripped = original.rstrip(" \t\r\n")
         tail = original[len(stripped):]
-        if not tail and node.end < len(self.text):
-            tail = ""
         lines = original.split("\n")
         content = next((ln for ln in lines[1:] if ln.strip()), None)
         indent = (len(content) - len(content.lstrip(" "))) if content is not None else _indent_of(self.text, node.start) + 2
@@ -190,8 +176,7 @@ class YamlFile:
         first = node.key_start
         line_start = self.text.rfind("\n", 0, first) + 1
         before = self.text[line_start:first].strip(" ")
-        index = parent.children.index(node)
-        if before == "-" and parent.kind == "map" and index == 0:  # "- key: v" starts an item: keep the dash
+        if before == "-" and parent.kind == "map" and parent.children[0] is node:  # "- key: v": keep "- "
             self._splice(first, parent.children[1].key_start, "")
         elif before in ("", "-"):
             self._splice(line_start, _line_end(self.text, node.end), "")
@@ -202,9 +187,8 @@ class YamlFile:
         """Add a mapping entry (``key``) or a sequence item after the last (or before ``before``)."""
         if parent.style == "flow" or not parent.children:
             raise EditError("flow collections are rewritten whole")
-        indent = parent.children[0].key_col - 1
-        if parent.kind == "seq":
-            indent = _dash_col(self.text, parent.children[0])
+        first = parent.children[0]  # new lines are indented as the first entry (an item: its dash)
+        indent = _dash_col(self.text, first) if parent.kind == "seq" else first.key_col - 1
         nl = self.newline
         sibling = before or parent.children[-1]
         if key is not None:
@@ -236,14 +220,13 @@ class YamlFile:
 
     def render(self) -> str:
         """The text after every splice, checked: it parses, and every edited value reads back."""
-        splices = sorted(self._splices, reverse=True)
         text = self.text
         last_start = len(text) + 1
-        for s in splices:
-            if s.end > last_start:
-                raise EditError(f"{self.path}: two edits overlap near line {_line_of(self.text, s.start)}")
-            text = text[:s.start] + s.text + text[s.end:]
-            last_start = s.start
+        for start, _, end, new in sorted(self._splices, reverse=True):  # the last first; ties in the order made
+            if end > last_start:
+                raise EditError(f"{self.path}: two edits overlap near line {_line_of(self.text, start)}")
+            text = text[:start] + new + text[end:]
+            last_start = start
         self._verify(text)
         return (BOM if self.bom else "") + text
 
@@ -264,12 +247,7 @@ class YamlFile:
                 raise EditError(f"{self.path}: {path or 'document'} would not read back as written; nothing written")
 
 
-class _Gone:
-    def __repr__(self) -> str:
-        return "(removed)"
-
-
-_GONE: Any = _Gone()
+_GONE: Any = object()  # what a path removed (or never there) reads as
 
 
 def _get(value: Any, path: str) -> Any:
@@ -324,22 +302,16 @@ def _parse(text: str) -> list[Doc]:
     docs: list[Doc] = []
     try:
         stack: list[Node] = []
-        doc: Doc | None = None
         pending_key: tuple[str, int, int, int] | None = None
-        index = 0
         while True:
             ev = get()
             t = type(ev)
             if t is yaml.StreamEndEvent:
                 break
             if t is yaml.DocumentStartEvent:
-                index += 1
-                doc = Doc(index, ev.start_mark.index, ev.end_mark.index, None)
+                docs.append(Doc(len(docs) + 1, ev.start_mark.index, None))
                 continue
-            if t is yaml.DocumentEndEvent:
-                if doc is not None:
-                    doc.end = ev.end_mark.index
-                    docs.append(doc)
+            if t in (yaml.StreamStartEvent, yaml.DocumentEndEvent):
                 continue
             if t in (yaml.MappingEndEvent, yaml.SequenceEndEvent):
                 node = stack.pop()
@@ -368,9 +340,8 @@ def _parse(text: str) -> list[Doc]:
             if getattr(ev, "anchor", None) or text.startswith("!", m.index):  # "&a" and "!tag" stay as written
                 node.start = _skip_properties(text, m.index)
             node.key_start, node.key_line, node.key_col = node.start, node.line, node.col
-            if parent is None:
-                if doc is not None:
-                    doc.root = node
+            if parent is None:  # the document's root
+                docs[-1].root = node
             else:
                 node.parent = parent
                 if parent.kind == "map" and pending_key is not None:
@@ -412,11 +383,9 @@ def _reads_as(text: str, value: Any, flow: bool) -> bool:
     return type(got) is type(value) and got == value
 
 
-def _number(value: int | float) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = json.dumps(value)
-    if isinstance(value, float) and "." not in text and "e" in text:
+def _number(value: int | float | None) -> str:
+    text = json.dumps(value)  # JSON's null, true, false and numbers are YAML's too
+    if isinstance(value, float) and "." not in text and "e" in text:  # 1e+20 needs its dot to read as a float
         mantissa, _, exponent = text.partition("e")
         text = f"{mantissa}.0e{exponent}"
     return text
@@ -425,9 +394,7 @@ def _number(value: int | float) -> str:
 def scalar(value: Any, style: str | None, indent: int, newline: str, flow: bool) -> str:
     """A scalar's text in the style given when the value reads back the same in it; else the
     next plainest style that does."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool | int | float):
+    if value is None or isinstance(value, bool | int | float):
         return _number(value)
     text = str(value)
 
@@ -443,20 +410,12 @@ def scalar(value: Any, style: str | None, indent: int, newline: str, flow: bool)
     def literal() -> str | None:
         return None if flow else block_scalar(text, style if style in ("|", ">") else "|", indent, newline)
 
-    candidates: list[Callable[[], str | None]]
-    if style == '"':
-        candidates = [double]
-    elif style == "'":
-        candidates = [single, double]
-    elif style in ("|", ">"):
-        candidates = [literal, double]
-    else:
-        candidates = [plain, single, literal, double] if "\n" in text else [plain, single, double]
-    for make in candidates:
+    by_style: dict[str | None, list[Callable[[], str | None]]] = {
+        '"': [double], "'": [single, double], "|": [literal, double], ">": [literal, double]}
+    plainest = [plain, single, literal, double] if "\n" in text else [plain, single, double]
+    for make in by_style.get(style, plainest):  # a plain scalar, or a collection written over
         out = make()
-        if out is None:
-            continue
-        if make is literal or _reads_as(out, value, flow):
+        if out is not None and (make is literal or _reads_as(out, value, flow)):
             return out
     return double()
 

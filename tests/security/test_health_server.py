@@ -10,18 +10,17 @@ import httpx
 import pytest
 
 from reconciler.telemetry import Telemetry
-from reconciler.watch import HealthServer, metrics_server
+from reconciler.watch import HealthServer
 
 IDLE = 300
 
 
 @pytest.fixture
 def health() -> Iterator[HealthServer]:
-    server = metrics_server(("127.0.0.1", 0), Telemetry(), healthy=lambda: True, ready=lambda: False,
-                            max_connections=64).start()
+    server = HealthServer(("127.0.0.1", 0), Telemetry(), healthy=lambda: True, ready=lambda: False,
+                          max_connections=64).start()
     yield server
-    server.shutdown()
-    server.server_close()
+    server.close()
 
 
 def closed(s: socket.socket) -> bool:
@@ -52,15 +51,14 @@ def test_hundreds_of_idle_sockets_do_not_starve_healthz(health: HealthServer) ->
 
 
 def test_a_silent_connection_is_closed_after_the_idle_timeout() -> None:
-    server = metrics_server(("127.0.0.1", 0), Telemetry(), healthy=lambda: True, ready=lambda: True,
-                            idle_timeout=0.2).start()
+    server = HealthServer(("127.0.0.1", 0), Telemetry(), healthy=lambda: True, ready=lambda: True,
+                          idle_timeout=0.2).start()
     try:
         with socket.create_connection(("127.0.0.1", server.server_address[1])) as silent:
             silent.settimeout(30)  # an upper bound only: the server closes it long before
             assert silent.recv(1) == b""
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def test_an_oversized_request_head_is_refused(health: HealthServer) -> None:

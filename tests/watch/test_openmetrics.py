@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from reconciler.telemetry import Telemetry
-from reconciler.watch import metrics_server
+from reconciler.watch import HealthServer
 
 OPENMETRICS = "application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5"
 
@@ -23,12 +23,11 @@ def served() -> Iterator[tuple[str, Telemetry]]:
     telemetry = Telemetry()
     telemetry.cycle_done("ok", 0.3, success=True)
     telemetry.observe_outcome("create", "applied")
-    server = metrics_server(("127.0.0.1", 0), telemetry, healthy=lambda: True, ready=lambda: True).start()
+    server = HealthServer(("127.0.0.1", 0), telemetry, healthy=lambda: True, ready=lambda: True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/metrics", telemetry
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def test_openmetrics_when_the_accept_header_asks(served: tuple[str, Telemetry]) -> None:
