@@ -15,8 +15,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from functools import cache
+from operator import not_
+from typing import Annotated, Any, TypeVar
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    TypeAdapter,
+    WrapSerializer,
+    with_config,
+)
 
 from reconciler.model import ReadScope
 
@@ -28,6 +40,7 @@ SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
 REF_RE = re.compile(r"\$\{([^}:]+)(?::([^}]*))?\}")
 ACTIONS = ("create", "update", "delete", "replace")
+WRITE_METHODS = ("POST", "PATCH", "PUT", "DELETE")  # the methods apply sends
 
 
 def ref(op_id: str, path: str) -> str:
@@ -47,35 +60,62 @@ def has_ref(value: Any) -> bool:
     return False
 
 
+#: The JSON form (``Plan.to_json``, the PLANFILE format, read back by ``Plan.from_json``) and its
+#: schema (``plan.schema``) are derived from the classes below by pydantic. They stay plain frozen
+#: dataclasses: a plan of thousands of operations is built without validation. A field with a
+#: default is written all the same (so the schema requires it) unless its ``exclude_if`` leaves it
+#: out. A number read where text is expected is text.
+JSON = ConfigDict(json_schema_serialization_defaults_required=True, coerce_numbers_to_str=True)
+CLOSED = JSON | ConfigDict(json_schema_extra={"additionalProperties": False})
+
+
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
+Sorted = PlainSerializer(lambda mapping: dict(sorted(mapping.items())))  # a mapping written with its keys sorted
+T = TypeVar("T")
+#: A tuple field: its items written each by its own class even when a caller built it from a list
+Items = Annotated[tuple[T, ...], WrapSerializer(lambda items, handler: handler(tuple(items)))]
+
+
+@with_config(CLOSED)
 @dataclass(frozen=True)
 class Change:
-    """One field that differs: its dotted path, before and after (secrets as SENSITIVE), and the
-    ``file:line`` of the manifest value asking for it."""
+    """One field that differs: its dotted path, before and after (secrets as ``(sensitive)``), and
+    the ``file:line`` of the manifest value asking for it."""
 
-    path: str
-    before: Any
-    after: Any
-    source: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "before": self.before, "after": self.after, "source": self.source}
+    path: Annotated[str, Field(description="Dotted manifest field path ('' for the resource itself).")]
+    before: Annotated[Any, Field(description="The live value (null: absent).")] = None
+    after: Annotated[Any, Field(description="The desired value (null: absent or removed).")] = None
+    source: Annotated[str | None, Field(
+        description="FILE:LINE of the manifest value asking for the change.")] = None
 
 
-@dataclass(frozen=True)
+@with_config(CLOSED)
+@dataclass(frozen=True, kw_only=True)
 class Operation:
-    id: str  # stable, readable: "Integration/vendor-a-prod#update"
-    action: str  # create | update | delete | replace
+    """One API call, in execution order."""
+
+    #: stable, readable: "Integration/vendor-a-prod#update"
+    id: Annotated[str, Field(description="Stable id: ADDRESS#step.")]
+    address: Annotated[str, Field(description="The manifest resource: KIND/NAME or KIND/SPACE/NAME.")] = ""
+    action: Annotated[str, Field(json_schema_extra={"enum": list(ACTIONS)})]
     kind: str
     name: str
-    method: str
-    path: str
-    body: Any = None
-    changes: tuple[Change, ...] = ()
-    depends_on: tuple[str, ...] = ()
-    space: str | None = None
-    secrets: Mapping[str, str] = field(default_factory=dict)  # JSON pointer in body -> "env:NAME"/"file:PATH"
-    address: str = ""  # the manifest resource it belongs to ("Integration/vendor-a-prod")
-    note: str | None = None  # why, for humans ("new version", "experiment retention")
+    space: Annotated[str | None, Field(exclude_if=_is_none, description="The space, for Prompt, Dataset, "
+                                       "Evaluator (and experiments).")] = None
+    method: Annotated[str, Field(json_schema_extra={"enum": list(WRITE_METHODS)})]
+    path: Annotated[str, Field(description="The request path; ${OP:path} stands for a value known after an "
+                                           "earlier call.")]
+    body: Annotated[Any, Field(description="The request body; secrets as (sensitive).")] = None
+    changes: Items[Change] = ()
+    depends_on: Annotated[Items[str], Field(description="Ids of the operations that run first.")] = ()
+    secrets: Annotated[Mapping[str, str], Sorted, Field(
+        exclude_if=not_, description="JSON pointer in body -> env:NAME or file:PATH.")
+    ] = field(default_factory=dict)
+    #: "new version", "experiment retention"
+    note: Annotated[str | None, Field(description="Why, for humans.", exclude_if=not_)] = None
 
     @property
     def subject(self) -> str:
@@ -87,41 +127,8 @@ class Operation:
             return self.address
         return f"{self.kind}/{rest}/{self.name} ({self.path.rsplit('/', 1)[-1]})"
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "address": self.address,
-            "action": self.action,
-            "kind": self.kind,
-            "name": self.name,
-        }
-        if self.space is not None:
-            out["space"] = self.space
-        out.update({
-            "method": self.method,
-            "path": self.path,
-            "body": self.body,
-            "changes": [c.to_json() for c in self.changes],
-            "depends_on": list(self.depends_on),
-        })
-        if self.secrets:
-            out["secrets"] = dict(sorted(self.secrets.items()))
-        if self.note:
-            out["note"] = self.note
-        return out
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Operation:
-        return cls(
-            id=data["id"], action=data["action"], kind=data["kind"], name=data["name"],
-            method=data["method"], path=data["path"], body=data.get("body"),
-            changes=tuple(Change(c["path"], c.get("before"), c.get("after"), c.get("source"))
-                          for c in data.get("changes", [])),
-            depends_on=tuple(data.get("depends_on", [])), space=data.get("space"),
-            secrets=dict(data.get("secrets", {})), address=data.get("address", ""), note=data.get("note"),
-        )
-
-
+@with_config(CLOSED)
 @dataclass(frozen=True)
 class Unmanaged:
     """A live resource inside the tree's ownership that no manifest declares: what ``--prune``
@@ -131,58 +138,37 @@ class Unmanaged:
     kind: str
     name: str
     path: str
-    space: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out = {"address": self.address, "kind": self.kind, "name": self.name, "path": self.path}
-        return out | ({"space": self.space} if self.space is not None else {})
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Unmanaged:
-        return cls(address=data["address"], kind=data["kind"], name=data["name"], path=data["path"],
-                   space=data.get("space"))
+    space: Annotated[str | None, Field(exclude_if=_is_none)] = None
 
 
+@with_config(CLOSED)
 @dataclass(frozen=True)
 class Ignored:
     """A difference an ``ignore_changes`` rule leaves alone: never updated, never drift. ``before``
     is live, ``after`` what the manifest declares; ``source`` the rule's ``file:line``."""
 
     address: str
-    path: str
-    before: Any
-    after: Any
-    source: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Ignored:
-        return cls(address=data["address"], path=data["path"], before=data.get("before"), after=data.get("after"),
-                   source=data.get("source"))
+    path: Annotated[str, Field(description="Dotted manifest field path.")]
+    before: Annotated[Any, Field(description="The live value.")] = None
+    after: Annotated[Any, Field(description="The declared value.")] = None
+    source: Annotated[str | None, Field(description="FILE:LINE of the rule.")] = None
 
 
+@with_config(CLOSED)
 @dataclass(frozen=True)
 class Verdict:
     """A policy rule that fired (README.md, "Guardrails"): on a resource (``address``), or on the
     whole plan (``address`` None). ``source`` is the rule's ``file:line``."""
 
     rule: str
-    effect: str  # deny | require_approval | warn
-    address: str | None
-    message: str
-    source: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Verdict:
-        return cls(rule=str(data["rule"]), effect=str(data["effect"]), address=data.get("address"),
-                   message=str(data.get("message", "")), source=str(data.get("source", "")))
+    effect: Annotated[str, Field(json_schema_extra={"enum": ["deny", "require_approval", "warn"]})]
+    address: Annotated[str | None, Field(
+        description="The resource; null when the rule judged the whole plan.")] = None
+    message: str = ""
+    source: Annotated[str, Field(description="FILE:LINE of the rule.")] = ""
 
 
+@with_config(JSON)
 @dataclass(frozen=True)
 class PlanOptions:
     allow_replace: bool = False
@@ -190,20 +176,22 @@ class PlanOptions:
     prune: bool = False
     allow_empty: bool = False
     version_name: str | None = None  # dataset version name; None: the apply's UTC timestamp
-    targets: tuple[str, ...] = ()  # KIND/NAME addresses
-    rotate: tuple[str, ...] = ()  # --rotate KIND/NAME: send these resources' secrets
+    targets: Items[str] = ()  # KIND/NAME addresses
+    rotate: Items[str] = ()  # --rotate KIND/NAME: send these resources' secrets
     since: str | None = None  # --since REF, as given
     #: write-only fields whose declaration changed since ``since``: "ADDRESS PATH" ("Integration/x config.headers")
-    resend: tuple[str, ...] = ()
-    variables: tuple[str, ...] = ()  # --var NAME=VALUE, as given (a variable is never a secret)
-    var_files: tuple[str, ...] = ()  # --var-file paths, as given
-    excludes: tuple[str, ...] = ()  # --exclude address globs: neither planned nor pruned
-    policies: tuple[str, ...] = ()  # --policy paths, as given (apply PLANFILE loads them again)
+    resend: Items[str] = ()
+    variables: Items[str] = ()  # --var NAME=VALUE, as given (a variable is never a secret)
+    var_files: Items[str] = ()  # --var-file paths, as given
+    #: --exclude address globs: neither planned nor pruned
+    excludes: Annotated[Items[str], Field(exclude_if=not_)] = ()
+    #: --policy paths, as given (apply PLANFILE loads them again)
+    policies: Annotated[Items[str], Field(exclude_if=not_)] = ()
     #: "auto": compare restrictions unless the key evidently cannot see them (plan, drift; see
     #: ``plan.restrictions.unseen_restrictions``); "compare": always (apply: it needs a key that may
     #: manage them); "skip": never (what a plan that left them out records, so apply and its
     #: convergence check leave them out too)
-    restrictions: str = "auto"
+    restrictions: Annotated[str, Field(exclude_if=lambda value: value == "auto")] = "auto"
 
     def rotates(self, address: str) -> bool:
         return self.rotate_secrets or address in self.rotate
@@ -211,50 +199,32 @@ class PlanOptions:
     def resends(self, address: str, path: str) -> bool:
         return f"{address} {path}" in self.resend
 
-    def to_json(self) -> dict[str, Any]:
-        return {"allow_replace": self.allow_replace, "rotate_secrets": self.rotate_secrets, "prune": self.prune,
-                "allow_empty": self.allow_empty, "version_name": self.version_name, "targets": list(self.targets),
-                "rotate": list(self.rotate), "since": self.since, "resend": list(self.resend),
-                "variables": list(self.variables), "var_files": list(self.var_files)} \
-            | ({"excludes": list(self.excludes)} if self.excludes else {}) \
-            | ({"policies": list(self.policies)} if self.policies else {}) \
-            | ({"restrictions": self.restrictions} if self.restrictions != "auto" else {})
 
-    @classmethod
-    def from_json(cls, opts: Mapping[str, Any]) -> PlanOptions:
-        return cls(
-            allow_replace=bool(opts.get("allow_replace", False)),
-            rotate_secrets=bool(opts.get("rotate_secrets", False)),
-            prune=bool(opts.get("prune", False)),
-            allow_empty=bool(opts.get("allow_empty", False)),
-            version_name=opts.get("version_name"),
-            targets=tuple(opts.get("targets", [])),
-            rotate=tuple(opts.get("rotate", [])),
-            since=opts.get("since"),
-            resend=tuple(opts.get("resend", [])),
-            variables=tuple(opts.get("variables", [])),
-            var_files=tuple(opts.get("var_files", [])),
-            excludes=tuple(opts.get("excludes", [])),
-            policies=tuple(opts.get("policies", [])),
-            restrictions=str(opts.get("restrictions", "auto")),
-        )
-
-
+@with_config(JSON)
 @dataclass(frozen=True)
 class Plan:
-    operations: tuple[Operation, ...]
-    unverified_secrets: tuple[str, ...] = ()  # "Integration/x: config.api_key" that exist but cannot be compared
-    warnings: tuple[str, ...] = ()
-    fingerprints: Mapping[str, str] = field(default_factory=dict)  # address -> hash of the live object
-    pins: Mapping[str, list[str]] = field(default_factory=dict)  # address -> key of that object in LiveState
-    scope: ReadScope = ReadScope()  # what a live read for this plan fetches
-    manifests: tuple[str, ...] = ()  # the paths the plan was made from (to confirm convergence after apply)
+    operations: Annotated[Items[Operation], Field(description="API calls in execution order.")] = ()
+    unverified_secrets: Items[str] = ()  # "Integration/x: config.api_key" that exist but cannot be compared
+    warnings: Items[str] = ()
+    fingerprints: Annotated[Mapping[str, str], Sorted, Field(
+        description="Address -> hash of the live object the plan was made from.")
+    ] = field(default_factory=dict)
+    #: address -> key of that object in LiveState
+    pins: Annotated[Mapping[str, list[str]], Sorted] = field(default_factory=dict)
+    scope: Annotated[ReadScope, PlainSerializer(ReadScope.to_json), PlainValidator(ReadScope.from_json),
+                     Field(description="What a live read for this plan fetches.")] = ReadScope()
+    manifests: Items[str] = ()  # the paths the plan was made from (to confirm convergence after apply)
     options: PlanOptions = PlanOptions()
-    unmanaged: tuple[Unmanaged, ...] = ()  # undeclared, inside the ownership (not pruned by this plan)
-    owner: str | None = None  # the Ownership document's name
-    workdir: str = ""  # where a saved plan was made: relative ``manifests`` are found from there too
-    ignored: tuple[Ignored, ...] = ()  # differences ignore_changes leaves alone (counted, never planned)
-    policy: tuple[Verdict, ...] = ()  # the policy rules that fired (``reconciler.policy``)
+    unmanaged: Items[Unmanaged] = ()  # undeclared, inside the ownership (not pruned by this plan)
+    #: differences ignore_changes leaves alone (counted, never planned)
+    ignored: Annotated[Items[Ignored], Field(
+        description="Differences ignore_changes left alone (absent when none).", exclude_if=not_)] = ()
+    owner: Annotated[str | None, Field(exclude_if=not_)] = None  # the Ownership document's name
+    #: where a saved plan was made: relative ``manifests`` are found from there too
+    workdir: Annotated[str, Field(exclude_if=not_)] = ""
+    #: the policy rules that fired (``reconciler.policy``)
+    policy: Annotated[Items[Verdict], Field(
+        description="Policy verdicts (absent when none fired).", exclude_if=not_)] = ()
 
     def __iter__(self) -> Iterator[Operation]:
         return iter(self.operations)
@@ -277,39 +247,23 @@ class Plan:
                 | ({"ignored": len(self.ignored)} if self.ignored else {}))
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format_version": FORMAT_VERSION,
-            "operations": [op.to_json() for op in self.operations],
-            "summary": self.summary(),
-            "unverified_secrets": list(self.unverified_secrets),
-            "warnings": list(self.warnings),
-            "fingerprints": dict(sorted(self.fingerprints.items())),
-            "pins": dict(sorted(self.pins.items())),
-            "scope": self.scope.to_json(),
-            "manifests": list(self.manifests),
-            "options": self.options.to_json(),
-            "unmanaged": [u.to_json() for u in self.unmanaged],
-        } | ({"ignored": [i.to_json() for i in self.ignored]} if self.ignored else {}) \
-            | ({"owner": self.owner} if self.owner else {}) | ({"workdir": self.workdir} if self.workdir else {}) \
-            | ({"policy": [v.to_json() for v in self.policy]} if self.policy else {})
+        """The fields in declared order, after the format version, the operations and their summary
+        (members that are no fields). Values are kept as they are: ``json.dumps`` writes them."""
+        out: dict[str, Any] = adapter().dump_python(self)
+        head = {"format_version": FORMAT_VERSION, "operations": out["operations"], "summary": self.summary()}
+        return head | out  # a key of both keeps its place in head
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Plan:
-        return cls(
-            operations=tuple(Operation.from_json(o) for o in data.get("operations", [])),
-            unverified_secrets=tuple(data.get("unverified_secrets", [])),
-            warnings=tuple(data.get("warnings", [])),
-            fingerprints=dict(data.get("fingerprints", {})),
-            pins={k: list(v) for k, v in data.get("pins", {}).items()},
-            scope=ReadScope.from_json(data.get("scope", {})),
-            manifests=tuple(data.get("manifests", [])),
-            workdir=str(data.get("workdir", "")),
-            options=PlanOptions.from_json(data.get("options", {})),
-            unmanaged=tuple(Unmanaged.from_json(u) for u in data.get("unmanaged", [])),
-            owner=data.get("owner"),
-            ignored=tuple(Ignored.from_json(i) for i in data.get("ignored", [])),
-            policy=tuple(Verdict.from_json(v) for v in data.get("policy", [])),
-        )
+        """The plan a JSON plan holds (what it leaves out reads as the default); a pydantic
+        ``ValidationError`` when a part is not of its type."""
+        return adapter().validate_python(data)
+
+
+@cache
+def adapter() -> TypeAdapter[Plan]:
+    """Built on first use: the CLI's commands that never write or read a plan do not pay for it."""
+    return TypeAdapter(Plan)

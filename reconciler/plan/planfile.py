@@ -25,14 +25,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from reconciler.client.paths import api_path_problem
 from reconciler.errors import PlanError
 from reconciler.model import ManifestSet, SecretRef
 from reconciler.plan.context import secret_spec
-from reconciler.plan.model import ACTIONS, FORMAT_VERSION, REF_RE, SENSITIVE, Plan
+from reconciler.plan.model import ACTIONS, FORMAT_VERSION, REF_RE, SENSITIVE, WRITE_METHODS, Plan
 
 SUPPORTED_MAJOR = int(FORMAT_VERSION.split(".")[0])
-WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?\Z")  # semantic versioning (MAJOR.MINOR[.PATCH])
 _POINTER = re.compile(r"(/[^/]+)+\Z")
 _SPEC = re.compile(r"(env:[A-Za-z_][A-Za-z0-9_]*|file:.+)\Z", re.DOTALL)
@@ -64,7 +65,9 @@ def read_plan_file(path: str) -> Plan:
         raise _refused(path, problems)
     try:
         plan = Plan.from_json(data)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except ValidationError as exc:
+        raise _refused(path, [f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()]) from None
+    except TypeError as exc:  # a read scope's pair that is not a pair
         raise PlanError(f"{path}: not a valid plan file ({type(exc).__name__}: {exc})") from None
     problems = operation_problems(plan)
     if problems:
@@ -76,6 +79,11 @@ def _refused(path: str, problems: list[str]) -> PlanError:
     shown = problems[:20] + ([f"... and {len(problems) - 20} more"] if len(problems) > 20 else [])
     return PlanError(f"{path}: refused before any request: not a plan file as reconciler makes it (was it edited?):\n"
                      + "\n".join(f"  {p}" for p in shown))
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error's location as the problems above name one: ``operations[0].changes``."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
 
 
 def _check_version(path: str, version: Any) -> None:

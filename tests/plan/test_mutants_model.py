@@ -5,6 +5,9 @@ file leaves out reads as the default. Kills the surviving mutants of ``reconcile
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+
+import jsonschema
 
 from reconciler.model import ReadScope
 from reconciler.plan.model import (
@@ -18,6 +21,7 @@ from reconciler.plan.model import (
     has_ref,
     ref,
 )
+from reconciler.plan.schema import plan_json_schema
 
 OPTIONS = PlanOptions(allow_replace=True, rotate_secrets=True, prune=True, allow_empty=True, version_name="v7",
                       targets=("Prompt/research/a",), rotate=("Integration/x",), since="HEAD~1",
@@ -91,11 +95,11 @@ def test_the_plan_file_writes_each_part_under_its_documented_keys() -> None:
 
 
 def test_default_options_write_only_the_keys_of_format_1_0() -> None:
-    assert PlanOptions().to_json() == {
+    data = json.loads(Plan(()).dumps())
+    assert data["options"] == {
         "allow_replace": False, "rotate_secrets": False, "prune": False, "allow_empty": False, "version_name": None,
         "targets": [], "rotate": [], "since": None, "resend": [], "variables": [], "var_files": []}
-    assert PlanOptions(restrictions="compare").to_json()["restrictions"] == "compare"
-    data = json.loads(Plan(()).dumps())
+    assert Plan((), options=PlanOptions(restrictions="compare")).to_json()["options"]["restrictions"] == "compare"
     assert not {"ignored", "owner", "workdir", "policy"} & set(data)
     assert data["summary"] == {"create": 0, "update": 0, "delete": 0, "replace": 0, "unmanaged": 0}
 
@@ -112,13 +116,14 @@ def test_what_a_trimmed_plan_file_leaves_out_reads_as_the_default() -> None:
         ignored=(Ignored("Prompt/a", "description", None, None, None),))
     assert plan.options == PlanOptions()
     assert plan.workdir == "" and plan.owner is None and plan.scope == ReadScope()
-    assert PlanOptions.from_json({}) == PlanOptions()
-    assert PlanOptions.from_json({"prune": 1, "allow_replace": "yes"}) == PlanOptions(prune=True, allow_replace=True)
+    assert Plan.from_json({"options": {}, "operations": []}).options == PlanOptions()
+    options = Plan.from_json({"options": {"prune": 1, "allow_replace": "yes"}, "operations": []}).options
+    assert options == PlanOptions(prune=True, allow_replace=True)
 
 
 def test_verdict_fields_are_text_even_when_a_file_holds_numbers() -> None:
-    verdict = Verdict.from_json({"rule": 7, "effect": "deny", "address": "Prompt/a", "message": 3, "source": 9})
-    assert verdict == Verdict("7", "deny", "Prompt/a", "3", "9")
+    verdict = {"rule": 7, "effect": "deny", "address": "Prompt/a", "message": 3, "source": 9}
+    assert Plan.from_json({"operations": [], "policy": [verdict]}).policy == (Verdict("7", "deny", "Prompt/a", "3", "9"),)
 
 
 def test_a_plan_file_is_indented_utf8_text_ending_in_a_newline() -> None:
@@ -127,6 +132,27 @@ def test_a_plan_file_is_indented_utf8_text_ending_in_a_newline() -> None:
     assert '\n  "format_version": "1.2.0",\n' in text
     assert "gpt-é" in text  # not escaped
     assert text.index('"operations"') < text.index('"summary"') < text.index('"policy"')  # written order, not sorted
+
+
+def test_a_plan_built_from_lists_or_holding_infinity_is_written_as_json_dumps_writes_it() -> None:
+    op = FULL.operations[0]
+    built = replace(op, changes=list(op.changes), depends_on=["Prompt/research/a#update"], body={"t": float("inf")})
+    plan = Plan([built], warnings=["a warning"])  # type: ignore[arg-type]
+    assert plan.dumps() == replace(plan, operations=(replace(built, changes=op.changes, depends_on=(
+        "Prompt/research/a#update",)),), warnings=("a warning",)).dumps()
+    assert '"t": Infinity' in plan.dumps() and '"secrets": {' in plan.dumps() and '"note": "new"' in plan.dumps()
+
+
+def test_the_plan_schema_requires_what_every_plan_writes_and_nothing_it_leaves_out() -> None:
+    schema = plan_json_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    assert not list(validator.iter_errors(json.loads(FULL.dumps())))
+    assert not list(validator.iter_errors(json.loads(Plan(()).dumps())))
+    assert schema["required"] == ["operations", "unverified_secrets", "warnings", "fingerprints", "pins", "scope",
+                                  "manifests", "options", "unmanaged", "format_version", "summary"]
+    assert schema["$defs"]["Operation"]["required"] == ["id", "address", "action", "kind", "name", "method", "path",
+                                                        "body", "changes", "depends_on"]
+    assert schema["$defs"]["Operation"]["additionalProperties"] is False and schema["additionalProperties"] is True
 
 
 def test_references_are_found_at_any_depth() -> None:

@@ -110,7 +110,21 @@ def test_any_minor_or_patch_of_the_same_major_is_read(tmp_path: Path, version: s
 
 def test_a_file_the_plan_model_cannot_read_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     assert error(tmp_path, {"format_version": "1.0", "ignored": [{"path": "x"}]}) == (
-        "plan.json: not a valid plan file (KeyError: 'address')")
+        "plan.json: refused before any request: not a plan file as reconciler makes it (was it edited?):\n"
+        "  ignored[0].address: Field required")
+
+
+def test_every_part_the_plan_model_cannot_read_is_named_where_it_is(tmp_path: Path) -> None:
+    assert error(tmp_path, {"format_version": "1.0", "policy": [{"rule": "r", "effect": "warn", "address": []}],
+                            "options": {"prune": "maybe"}}) == (
+        "plan.json: refused before any request: not a plan file as reconciler makes it (was it edited?):\n"
+        "  options.prune: Input should be a valid boolean, unable to interpret input\n"
+        "  policy[0].address: Input should be a valid string")
+
+
+def test_a_read_scope_entry_that_is_not_a_pair_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    assert error(tmp_path, {"format_version": "1.0", "scope": {"prompts": [5]}}) == (
+        "plan.json: not a valid plan file (TypeError: cannot unpack non-iterable int object)")
 
 
 # ---------------------------------------------------------------------- the JSON shapes
