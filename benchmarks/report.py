@@ -223,6 +223,16 @@ def models_table(result: dict[str, Any]) -> str:
         met = "-" if old is None or new is None else ("yes" if new <= old else "NO")
         lines.append(f"| {label} | {old if old is not None else '-'} | {new if new is not None else '-'} | "
                      f"now <= before | {met} |")
+    house, counted = result.get("house"), result.get("product_lines")
+    if house:  # issue 26: the house redesign, measured against the commit before it
+        new = now.get("plan_cpu_s")
+        lines.append(f"| make_plan CPU s (in sync), before = {house['commit']} (issue 26) | {house['plan_cpu_s']} | {new} "
+                     f"| now <= before | {'yes' if new <= house['plan_cpu_s'] else 'NO'} |")
+    if counted and len(counted) == 2:
+        (_, ours), (ref, theirs) = counted.items()
+        lines.append(f"| product lines outside the emulator (non-blank, non-comment), before = {ref} (issue 26) | "
+                     f"{theirs['code']:,} | {ours['code']:,} | now <= before | "
+                     f"{'yes' if ours['code'] <= theirs['code'] else 'NO'} |")
     return "\n".join(lines)
 
 

@@ -41,3 +41,16 @@ def test_the_startup_table_shows_wall_and_cpu_ratios_and_the_load() -> None:
     shown = table(STARTUP)
     assert "load average of 0.5 before and 0.6 after" in shown
     assert "| reconciler validate manifests | 0.400 | 0.390 | 4.00x | 0.360 | 4.50x | <= 5.0x | yes |" in shown
+
+
+def test_the_models_table_holds_issue_26s_figures_against_the_commit_before_the_redesign() -> None:
+    result = {"kind": "models", "runs": 3, "now": {"scale": "large", "resources": 3900, "validate_s": 0.8,
+                                                    "validate_cpu_s": 0.8, "plan_cpu_s": 0.4},
+              "before": {"validate_s": 0.9, "validate_cpu_s": 0.9, "plan_cpu_s": 0.3, "commit": "61db855"},
+              "house": {"plan_cpu_s": 0.38, "commit": "4f0eca7"},
+              "product_lines": {"now": {"code": 12241, "wc": 1}, "4f0eca7": {"code": 12297, "wc": 1}}}
+    rows = report.models_table(result).splitlines()
+    assert "| make_plan CPU s (in sync) | 0.3 | 0.4 | now <= before | NO |" in rows
+    assert "| make_plan CPU s (in sync), before = 4f0eca7 (issue 26) | 0.38 | 0.4 | now <= before | NO |" in rows
+    assert ("| product lines outside the emulator (non-blank, non-comment), before = 4f0eca7 (issue 26) | 12,297 | "
+            "12,241 | now <= before | yes |") in rows
