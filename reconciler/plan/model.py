@@ -32,7 +32,7 @@ from pydantic import (
 
 from reconciler.model import ReadScope
 
-#: Semantic versioning (docs/plan-format.md): MAJOR when a field is removed or changes meaning, MINOR when one
+#: Semantic versioning (README.md, "Guardrails: policies and review"): MAJOR when a field is removed or changes meaning, MINOR when one
 #: is added (1.1.0: `policy`, `options.excludes`, `options.policies`; 1.2.0: `ignored`, `summary.ignored`),
 #: PATCH for fixes of the writer.
 FORMAT_VERSION = "1.2.0"

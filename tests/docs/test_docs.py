@@ -53,6 +53,16 @@ def test_no_file_of_the_repository_cites_a_document_it_does_not_hold() -> None:
     assert len(files) > 100 and citing == []
 
 
+def test_every_document_of_docs_the_code_names_exists() -> None:
+    """A document of docs/ cited by the product, its tests or its benchmarks is a file of the repository
+    (a reader follows the reference; a plan-format page of docs/ was cited and never written)."""
+    named = {(str(f.relative_to(ROOT)), m) for tree in ("reconciler", "tests", "benchmarks")
+             for f in sorted((ROOT / tree).rglob("*.py"))
+             for m in re.findall(r"\bdocs/[\w-]+\.md\b", f.read_text(encoding="utf-8"))}
+    assert len(named) > 10
+    assert [(f, m) for f, m in sorted(named) if not (ROOT / m).exists()] == []
+
+
 @pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_link_and_path_a_document_names_exists(doc: Path) -> None:
     text = doc.read_text(encoding="utf-8")

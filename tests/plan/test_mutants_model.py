@@ -1,5 +1,5 @@
 """A saved plan file (``plan --out``) read back by ``apply PLANFILE``: every field survives the round
-trip, the file's keys are the documented ones (docs/plan-format.md), and what a hand-trimmed or older
+trip, the file's keys are the documented ones (README.md, `reconciler schema --plan`), and what a hand-trimmed or older
 file leaves out reads as the default. Kills the surviving mutants of ``reconciler/plan/model.py``."""
 
 from __future__ import annotations
