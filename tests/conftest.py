@@ -14,9 +14,15 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from hypothesis import settings
 
 from reconciler.emulator.app import create_app
 from reconciler.emulator.core import Emulator, EmulatorSettings
+
+#: No property test has a deadline: speed is measured in benchmarks/, never asserted by a test (hypothesis's
+#: default of 200 ms an example failed a test of examples chunks once on a loaded machine).
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 ADMIN = "admin-key"
 READER = "reader-key"
