@@ -116,6 +116,7 @@ class TwoTrees(RuleBasedStateMachine):
         self.spaces = {s["name"]: s["id"] for s in self.api.get("/v2/spaces").json()["spaces"]}
         self.designs: dict[str, list[dict[str, Any]]] = {}
         self.outputs: list[str] = []
+        self.hand_made = 0  # objects made "in the UI": each gets a name of its own, even after a delete
         self.write("a", first_a)
         self.write("b", first_b)
 
@@ -234,7 +235,8 @@ class TwoTrees(RuleBasedStateMachine):
         space, _ = TREES[tree]
         if what in ("prompt", "shared"):
             where = self.spaces[space if what == "prompt" else "shared"]
-            name = f"by-hand-{len(self._rows('prompt'))}"
+            self.hand_made += 1
+            name = f"by-hand-{self.hand_made}"
             self.api.post("/v2/prompts", json={"space_id": where, "name": name, "version": {
                 "commit_message": "hand", "provider": "VENDOR_A", "messages": MESSAGES}}).raise_for_status()
         elif what in ("integration", "old-name"):
