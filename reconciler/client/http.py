@@ -825,12 +825,26 @@ def build_http_client(
         base_url=base_url,
         headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"},
         timeout=timeout,
-        verify=_tls_context(ca_file) if ca_file else True,
+        verify=_verify(base_url, direct is not None, ca_file),
         follow_redirects=False,
         limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
         transport=transport,
         event_hooks=dict(event_hooks or {}),
     )
+
+
+def _verify(base_url: str, loopback: bool, ca_file: str | None) -> Any:
+    """httpx's ``verify``: ``ca_file``'s context, else httpx's default (the certifi bundle, or
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR``). An ``http://`` loopback endpoint never speaks TLS (no proxy,
+    no redirect followed): loading a CA bundle for it would cost every command 50 ms of CPU, so it
+    gets a context that trusts nothing, under which any TLS handshake would fail."""
+    if ca_file:
+        return _tls_context(ca_file)
+    if loopback and base_url.lower().startswith("http://"):
+        import ssl
+
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, and trusts no certificate
+    return True
 
 
 def _tls_context(ca_file: str) -> Any:

@@ -149,9 +149,10 @@ def _new_version(store: Store, dataset_id: str, name: str, stamp: str) -> dict[s
 
 def _append(store: Store, version_id: str, examples: Iterable[dict[str, Any]], stamp: str) -> list[str]:
     docs: list[dict[str, Any]] = []
-    for fields in examples:
-        example = {"id": store.new_id("Example"), "created_at": stamp, "updated_at": stamp, **fields}
-        docs.append({"id": _store_id(version_id, example["id"]), "example": example})
+    examples = list(examples)
+    for fields, example_id in zip(examples, store.new_ids("Example", len(examples)), strict=True):
+        example = {"id": example_id, "created_at": stamp, "updated_at": stamp, **fields}
+        docs.append({"id": _store_id(version_id, example_id), "example": example})
     store.insert_many("example", docs, parent=version_id)
     return [d["example"]["id"] for d in docs]
 
@@ -241,7 +242,7 @@ def routes(emu: Emulator) -> list[Route]:
         version_id = params.get("dataset_version_id")
         version = (latest_version(store, dataset["id"]) if version_id is None
                    else version_of(store, dataset["id"], version_id))
-        return page_json(store, "example", params, plural="examples", parent=version["id"], json_path="$.example",
+        return page_json(store, "example", params, plural="examples", parent=version["id"], member="example",
                          maximum=EXAMPLES_PAGE_MAX)
 
     async def append_examples(request: Request) -> Response:
