@@ -224,7 +224,7 @@ class Store:
                   limit: int) -> list[tuple[int, str]]:
         """Like ``scan`` (oldest first, by parent), but each document's ``member`` as JSON text, cut
         from the stored text undecoded: for lists that answer stored objects as they are (a page of
-        500 examples; SQLite's ``json_extract`` re-wrote each one, 8 ms a page)."""
+        500 examples: SQLite's ``json_extract`` re-wrote each one, 2.5-2.8 ms a page against 2.2-2.4)."""
         sql = "SELECT seq, data FROM docs WHERE kind = ? AND parent = ?"
         args: list[Any] = [kind, parent]
         if after is not None:
