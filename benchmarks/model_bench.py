@@ -88,12 +88,12 @@ def measure(scale: str, runs: int, validate_only: bool) -> dict[str, Any]:
         http = build_http_client("http://emulator", "admin-key", transport=transport)
         with ApiClient(http) as client:
             for name in spec.space_names:
-                client.post("/v2/spaces", {"name": name})
+                client.run(client.post("/v2/spaces", {"name": name}))
             options = PlanOptions(version_name="bench")
-            plan = make_plan(ms, read_live(client, ms.read_scope()), options)
+            plan = make_plan(ms, client.run(read_live(client, ms.read_scope())), options)
             report = run_apply(plan, client, parallelism=8, fail_fast=True)
             assert not report.of("failed"), report.of("failed")[:3]
-            live = read_live(client, ms.read_scope())
+            live = client.run(read_live(client, ms.read_scope()))
             plans = []
             for _ in range(runs):
                 cpu = time.process_time()

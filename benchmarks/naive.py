@@ -30,7 +30,7 @@ def resolved(value: Any) -> Any:
     return value
 
 
-def naive_writes(manifests: ManifestSet, live: LiveState, client: ApiClient) -> tuple[int, int]:
+async def naive_writes(manifests: ManifestSet, live: LiveState, client: ApiClient) -> tuple[int, int]:
     """Send one write per declared resource; returns (sent, failed)."""
     integration_ids = {name: obj.id for (t, name), obj in live.integrations.items() if t == "LLM"}
     sent = failed = 0
@@ -41,7 +41,7 @@ def naive_writes(manifests: ManifestSet, live: LiveState, client: ApiClient) -> 
                 continue
             method, path, body = request
             sent += 1
-            answer = client.patch(path, body) if method == "PATCH" else client.post(path, body)
+            answer = await (client.patch(path, body) if method == "PATCH" else client.post(path, body))
             if r.kind == "Integration" and method == "POST" and isinstance(answer, dict):
                 integration_ids[r.name] = str(answer.get("id"))
         except ReconcilerError:

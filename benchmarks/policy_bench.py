@@ -90,9 +90,9 @@ def measure(scale: str, runs: int) -> dict[str, Any]:
         http = build_http_client("http://emulator", "admin-key", transport=emulator_transport(str(Path(work) / "e.db")))
         with ApiClient(http) as client:
             for name in spec.space_names:
-                client.post("/v2/spaces", {"name": name})
+                client.run(client.post("/v2/spaces", {"name": name}))
             options = PlanOptions(version_name="bench")
-            report = run_apply(make_plan(base, read_live(client, base.read_scope()), options), client,
+            report = run_apply(make_plan(base, client.run(read_live(client, base.read_scope())), options), client,
                                parallelism=8, fail_fast=True)
             assert not report.of("failed"), report.of("failed")[:3]
         with emulator(Path(work) / "e.db") as served, \
@@ -100,7 +100,7 @@ def measure(scale: str, runs: int) -> dict[str, Any]:
             plans, evaluations = [], []
             for _ in range(runs):
                 cpu = time.process_time()
-                plan = make_plan(changed, read_live(client, changed.read_scope(), changed), options)
+                plan = make_plan(changed, client.run(read_live(client, changed.read_scope(), changed)), options)
                 plans.append(time.process_time() - cpu)
                 cpu = time.process_time()
                 verdicts = policy_evaluate.evaluate(plan, rules, changed)

@@ -43,7 +43,7 @@ def child(job: dict[str, Any]) -> dict[str, Any]:
     manifests = load([job["manifests"]])
     http = build_http_client(job["url"], "admin-key", parallelism=DEFAULT_PARALLELISM)
     with ApiClient(http, parallelism=DEFAULT_PARALLELISM, read_only=True) as client:
-        live = read_live(client, manifests.read_scope(), manifests)
+        live = client.run(read_live(client, manifests.read_scope(), manifests))
     read_cpu = time.process_time() - cpu0
     out: dict[str, Any] = {"action": job["action"]}
     if job["action"] == "plan":

@@ -4,13 +4,14 @@ CPU time and peak RSS are its own: ``python -m benchmarks.worker JOB_JSON``; pri
 The reconciler runs in-process through the library (``workflow.load``, ``plan_against``,
 ``run_apply``, ``confirm_converged``) against the emulator over a real socket.
 
-``cpu_s`` is the process's CPU time (every thread: ``time.process_time``), split by phase in
-``phase_cpu``. Only in the run that measures the parse floor (``floor``) is the transport timed
-(``http_cpu_s``: ``time.thread_time`` around sending each request and receiving its body), since
-timing every exchange costs CPU of its own. Wall time covers the whole job, manifest loading
-included, as a user's command does; interpreter start-up and imports are not measured (they happen
-before the clock starts). ``bare_loop`` is the CPU floor of sending requests; ``profiled`` runs a
-job under pyinstrument.
+``cpu_s`` is the process's CPU time (``time.process_time``), split by phase in ``phase_cpu``. Only
+in the run that measures the parse floor (``floor``, one request at a time) is the transport timed
+(``http_cpu_s``: the CPU between sending each request and its body received), since timing every
+exchange costs CPU of its own. Wall time covers the whole job, manifest loading included, as a
+user's command does; interpreter start-up and imports are not measured (they happen before the
+clock starts). ``bare_loop`` (synchronous, one request after another) and ``bare_async_loop`` (ten
+at a time on the event loop) are the floors of sending requests; ``profiled`` runs a job under
+pyinstrument.
 """
 
 from __future__ import annotations
@@ -18,10 +19,7 @@ from __future__ import annotations
 import json
 import resource
 import sys
-import threading
 import time
-from collections import deque
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,38 +36,35 @@ from reconciler.plan.planner import make_plan
 from reconciler.workflow import confirm_converged, load, run_apply
 
 
-class TimedTransport(httpx.BaseTransport):
-    """Adds up the thread CPU time spent in the wrapped transport, body included (and keeps the
-    bodies when asked, for ``parse_floor``)."""
+class TimedTransport(httpx.AsyncBaseTransport):
+    """Adds up the CPU time spent in the wrapped transport, body included (and keeps the bodies
+    when asked, for ``parse_floor``). Timed runs send one request at a time (``Job.floor``), so
+    the CPU between a request and its answer is the transport's own."""
 
-    def __init__(self, inner: httpx.BaseTransport, keep_bodies: bool = False, timed: bool = True) -> None:
+    def __init__(self, inner: httpx.AsyncBaseTransport, keep_bodies: bool = False, timed: bool = True) -> None:
         self.inner = inner
         self.timed = timed
         self.cpu_s = 0.0
-        self._lock = threading.Lock()
         self.bodies: list[bytes] | None = [] if keep_bodies else None
         self.urls: list[str] = []  # the GETs sent, when bodies are kept (for ``bare_loop``)
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if not self.timed:
-            return self.inner.handle_request(request)
-        start = time.thread_time()
+            return await self.inner.handle_async_request(request)
+        start = time.process_time()
         try:
-            response = self.inner.handle_request(request)
-            response.read()
+            response = await self.inner.handle_async_request(request)
+            await response.aread()
             if self.bodies is not None:
                 self.bodies.append(response.content)
                 if request.method == "GET":
-                    with self._lock:
-                        self.urls.append(request.url.raw_path.decode("ascii"))
+                    self.urls.append(request.url.raw_path.decode("ascii"))
             return response
         finally:
-            spent = time.thread_time() - start
-            with self._lock:
-                self.cpu_s += spent
+            self.cpu_s += time.process_time() - start
 
-    def close(self) -> None:
-        self.inner.close()
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 @dataclass(frozen=True)
@@ -84,6 +79,8 @@ class Job:
     bare: str | None = None  # a file of URLs: run ``bare_loop`` over them instead of the reconciler
     profile: bool = False  # run under pyinstrument (parallelism 1: every request in the main thread)
     urls_out: str | None = None  # with ``floor``: write the GET URLs sent here
+    bare_async: bool = False  # with ``bare``: the bare async loop (``bare_async_loop``) instead
+    requests: int = 0  # with ``bare_async``: send this many requests (the URLs repeated)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Job:
@@ -94,7 +91,7 @@ def _client(job: Job, parallelism: int) -> tuple[ApiClient, TimedTransport]:
     """The client of a run. Its transport is timed (``http_cpu_s``) only in the floor's own run:
     timing every exchange costs CPU of its own, which the measured runs must not carry."""
     limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
-    transport = TimedTransport(httpx.HTTPTransport(limits=limits), keep_bodies=job.floor, timed=job.floor)
+    transport = TimedTransport(httpx.AsyncHTTPTransport(limits=limits), keep_bodies=job.floor, timed=job.floor)
     http = build_http_client(job.url, job.api_key, parallelism=parallelism, transport=transport)
     return ApiClient(http, parallelism=parallelism), transport
 
@@ -131,14 +128,14 @@ def run(job: Job) -> dict[str, Any]:
 
     manifests = load([job.manifests])
     phase("load_s")
-    parallelism = job.parallelism if job.mode == "ours" else 1
+    parallelism = job.parallelism if job.mode == "ours" and not job.floor else 1
     client, transport = _client(job, parallelism)
     options = PlanOptions(version_name="bench")
     with client:
         # plan_against(manifests, client, options) is read_live then make_plan; called apart here to
         # time them apart (the naive baseline reads with parallelism 1, so the same code serves both).
         # the naive baseline keeps every live example whole (its writes look them up by key)
-        live = read_live(client, manifests.read_scope(), manifests if job.mode == "ours" else None)
+        live = client.run(read_live(client, manifests.read_scope(), manifests if job.mode == "ours" else None))
         phase("read_s")
         plan = make_plan(manifests, live, options)
         phase("plan_s")
@@ -170,7 +167,7 @@ def run(job: Job) -> dict[str, Any]:
                     out["converged"] = again.empty
                     out["not_converged"] = [op.address for op in again.operations][:5]
             else:
-                sent, failed = naive_writes(manifests, live, client)
+                sent, failed = client.run(naive_writes(manifests, live, client))
                 out["failed"] = failed
                 phase("apply_s")
                 out["apply_stats"] = _delta(client.stats.snapshot(), before_apply)
@@ -195,33 +192,62 @@ def run(job: Job) -> dict[str, Any]:
 
 def bare_loop(job: Job) -> dict[str, Any]:
     """The CPU floor of sending requests: the same GETs (``job.bare``, one URL a line) with the same
-    httpx client settings (``build_http_client``: headers, timeouts, a pool sized to the
-    parallelism), one after another, each body parsed as JSON; nothing else."""
-    urls = [u for u in Path(str(job.bare)).read_text(encoding="utf-8").splitlines() if u]
-    limits = httpx.Limits(max_connections=job.parallelism, max_keepalive_connections=job.parallelism)
-    http = build_http_client(job.url, job.api_key, parallelism=job.parallelism,
-                             transport=httpx.HTTPTransport(limits=limits))
+    httpx settings as the client's (headers, timeouts, TLS, no redirects), one after another on a
+    synchronous ``httpx.Client``, each body parsed as JSON; nothing else."""
+    urls = _urls(job)
+    like = build_http_client(job.url, job.api_key, parallelism=job.parallelism)
+    http = httpx.Client(base_url=job.url, headers=like.headers, timeout=like.timeout, follow_redirects=False,
+                        transport=httpx.HTTPTransport(limits=httpx.Limits(max_connections=1)))
     wall0, cpu0 = time.perf_counter(), time.process_time()
     with http:
         for url in urls:
             http.get(url).json()
+    return _bare_figures("bare", urls, wall0, cpu0)
+
+
+def bare_async_loop(job: Job) -> dict[str, Any]:
+    """The floor of the event loop: the same GETs (``job.bare``, repeated up to ``job.requests``
+    when given), ``job.parallelism`` at a time on the ``httpx.AsyncClient`` the reconciler builds
+    (``build_http_client``), each body parsed as JSON; no retry, no pacing, no plan. Its wall at an
+    injected latency is the latency floor of a run with as many requests."""
+    import asyncio
+
+    urls = _urls(job)
+    if job.requests:
+        urls = [urls[i % len(urls)] for i in range(job.requests)]
+    http = build_http_client(job.url, job.api_key, parallelism=job.parallelism)
+
+    async def send() -> None:
+        async with http:
+            queue = iter(urls)
+
+            async def worker() -> None:
+                for url in queue:
+                    (await http.get(url)).json()
+
+            await asyncio.gather(*(worker() for _ in range(job.parallelism)))
+
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    asyncio.run(send())
+    return _bare_figures("bare_async", urls, wall0, cpu0)
+
+
+def _urls(job: Job) -> list[str]:
+    return [u for u in Path(str(job.bare)).read_text(encoding="utf-8").splitlines() if u]
+
+
+def _bare_figures(mode: str, urls: list[str], wall0: float, cpu0: float) -> dict[str, Any]:
     cpu = time.process_time() - cpu0
-    return {"mode": "bare", "requests": len(urls), "wall_s": round(time.perf_counter() - wall0, 3),
+    return {"mode": mode, "requests": len(urls), "wall_s": round(time.perf_counter() - wall0, 3),
             "cpu_s": round(cpu, 3), "cpu_per_request_ms": round(1000 * cpu / len(urls), 4) if urls else 0.0,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
 def profiled(job: Job) -> dict[str, Any]:
-    """``run`` under pyinstrument with parallelism 1 (pyinstrument samples the main thread), and
-    the top costs by own time, grouped by function."""
+    """``run`` under pyinstrument with parallelism 1 (every request sent and answered one after
+    another, so own time is not interleaved), and the top costs by own time, grouped by function."""
     from pyinstrument import Profiler
 
-    import reconciler.apply.executor
-    import reconciler.client.live
-
-    # pyinstrument samples one thread: with parallelism 1 the pools run their work inline instead
-    reconciler.client.live.ThreadPoolExecutor = InlineExecutor  # type: ignore[misc,assignment]
-    reconciler.apply.executor._start = _run_inline
     profiler = Profiler(interval=0.0005)
     profiler.start()
     out = run(Job(**{**job.__dict__, "profile": False, "parallelism": 1}))
@@ -246,44 +272,6 @@ def profiled(job: Job) -> dict[str, Any]:
     out["profile"] = {"sampled_s": round(total, 3), "waiting_s": round(waited, 3),
                       "top": [{"where": w, "s": round(t, 3), "share": round(t / total, 3)} for w, t in top]}
     return out
-
-
-def _run_inline(worker: threading.Thread) -> None:
-    """Run an apply worker in this thread instead of starting it (profiling only: with parallelism
-    1 the one worker sends every call, then the phase is over)."""
-    worker.run()
-
-
-class InlineExecutor:
-    """A ``ThreadPoolExecutor`` stand-in that runs each task in the submitting thread (profiling
-    only). A task submitted by a running task (``live.run_tasks`` submits follow-ups while holding
-    its lock) is queued and run after it, as a pool's worker would take it up later."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._queue: deque[tuple[Future[Any], Any, tuple[Any, ...]]] = deque()
-        self._draining = False
-
-    def __enter__(self) -> InlineExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def submit(self, fn: Any, *args: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        self._queue.append((future, fn, args))
-        if not self._draining:
-            self._draining = True
-            try:
-                while self._queue:
-                    task, call, call_args = self._queue.popleft()
-                    try:
-                        task.set_result(call(*call_args))
-                    except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                        task.set_exception(exc)
-            finally:
-                self._draining = False
-        return future
 
 
 TOP_COSTS = 5
@@ -324,7 +312,10 @@ def parse_floor(manifests: Path, bodies: list[bytes], http_cpu_s: float) -> dict
 
 def main(argv: list[str]) -> int:
     job = Job.from_json(json.loads(argv[0]))
-    result = bare_loop(job) if job.bare else profiled(job) if job.profile else run(job)
+    if job.bare:
+        result = bare_async_loop(job) if job.bare_async else bare_loop(job)
+    else:
+        result = profiled(job) if job.profile else run(job)
     print(json.dumps(result), flush=True)
     return 0
 

@@ -48,7 +48,7 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
     exported: list[str] = []
     with connect(conn, quiet=quiet, verbose=verbose, read_only=True) as client, \
             read_progress(client, quiet):
-        live = read_live(client, manifests.read_scope(), manifests)
+        live = client.run(read_live(client, manifests.read_scope(), manifests))
         if unmanaged_to:
             unmanaged = [u.address for u in make_plan(manifests, live).unmanaged if u.kind != RESTRICTION.name]
             if unmanaged:

@@ -139,16 +139,16 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     by_space = bool(spaces) and not wanted  # --space: that space's tree, with its Ownership
     if wanted and not spaces:  # the spaces the addresses name are enough to read
         spaces = sorted({a.split("/")[1] for a in wanted if a.count("/") == 2})
-    first = read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset()))
+    first = client.run(read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset())))
     chosen = spaces or [s.name for s in first.spaces]
     unknown = [s for s in spaces if first.space_id(s) is None]  # none without --space
     if unknown:
         raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
-    listing = read_live(client, ReadScope(spaces=frozenset(chosen)))
+    listing = client.run(read_live(client, ReadScope(spaces=frozenset(chosen))))
     names: dict[str, Any] = {  # the spaced kinds' ReadScope fields
         spec.table: frozenset((listing.space_name(sid), n) for sid, n in getattr(listing, spec.table))
         for spec in KIND_SPECS.values() if spec.spaced}
-    live = read_live(client, ReadScope(spaces=frozenset(chosen), **names))
+    live = client.run(read_live(client, ReadScope(spaces=frozenset(chosen), **names)))
     everything = _all_addresses(live, chosen)
     unknown = sorted(a for a in wanted if a not in everything)
     if unknown:

@@ -141,11 +141,12 @@ def rehearse(plan: Plan, live: LiveState, manifests: ManifestSet | None, *,
                if key and key[0] == DATASET.name}
     replica = account_of(live, manifests, examples_of=touched)
     with open_replica(replica, parallelism=parallelism) as client:
-        report = execute(with_placeholders(plan), client, parallelism=parallelism, explain=Namer(live).name)
+        report = client.run(execute(with_placeholders(plan), client, parallelism=parallelism,
+                                    explain=Namer(live).name))
         converged: bool | None = None
         remaining: list[str] = []
         if manifests is not None:
-            fresh = reread_touched(plan, live, report.responses, client, manifests)
+            fresh = client.run(reread_touched(plan, live, report.responses, client, manifests))
             again = make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False, rotate=(), resend=()))
             converged = again.empty
             remaining = _differences(again)

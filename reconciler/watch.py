@@ -22,8 +22,8 @@ equal jitter), and the first success resets it. A manifest error is not an API f
 still reconciles the last good state, and the schedule stays.
 
 SIGTERM or SIGINT: no new cycle and no new call starts; during an apply the calls in flight finish
-(the executor's Ctrl-C path: the rest are reported as not started), the report is printed, and the
-process exits 0. A second signal aborts at once.
+(the executor asks the stop flag before each call: the rest are reported as not started), the
+report is printed, and the process exits 0. A second signal aborts at once.
 
 ``--notify URL``: a JSON ``POST`` (Slack-compatible: it has ``text``) when drift appears (a resource
 drifted that was not drifted at the previous cycle) and when it is healed (nothing drifted any more,
@@ -138,7 +138,6 @@ class Watcher:
         self.rng = rng or random.Random()
         self.stop = threading.Event()
         self.signal_name: str | None = None
-        self.applying = False
         self.last_good: ManifestSet | None = None
         self.last_error: str | None = None
         self.cycles = 0
@@ -202,18 +201,9 @@ class Watcher:
             allowed = self._allowed(n, plan) if self.config.apply else plan
             if self.config.apply and not allowed.empty and not self.stop.is_set():
                 check_plan_secrets(allowed, manifests)  # what it sends must resolve, as apply checks
-                self.applying = True
-                try:
-                    report, again = apply_and_confirm(allowed, client, manifests, live,
-                                                      parallelism=self.conn.parallelism, confirm_failed=True,
-                                                      on_report=lambda r: self._reported(n, r), execute=run_apply)
-                except KeyboardInterrupt:  # the signal came just before the executor's phases or after them
-                    if not self.applying:  # a second signal during the re-read: abort at once
-                        raise
-                    return self._ended(n, started, "interrupted", "interrupted at the start or end of its apply; the "
-                                       "next run plans again and converges", left=True)
-                finally:
-                    self.applying = False
+                report, again = apply_and_confirm(allowed, client, manifests, live, parallelism=self.conn.parallelism,
+                                                  confirm_failed=True, on_report=lambda r: self._reported(n, r),
+                                                  execute=run_apply, stop=self.stop.is_set)
                 applied = len(report.of(APPLIED))
                 if again is None:  # interrupted
                     return self._ended(n, started, "interrupted", f"apply interrupted: {applied} calls applied, "
@@ -250,7 +240,6 @@ class Watcher:
 
     def _reported(self, n: int, report: ApplyReport) -> None:
         """The apply's report, as soon as its calls end (before the re-read)."""
-        self.applying = False  # a signal from here on stops the loop, not the re-read
         for line in report.lines():
             self.out(line)
         self.t.event("apply", cycle=n, outcome="interrupted" if report.interrupted else
@@ -395,8 +384,9 @@ class Watcher:
         again = self.stop.is_set()
         self.signal_name = signal.Signals(signum).name
         self.stop.set()  # no new cycle; the loop reports and exits
-        if self.applying or again:
-            raise KeyboardInterrupt  # the executor finishes the calls in flight and starts no other
+        if again:
+            raise KeyboardInterrupt  # a second signal aborts at once
+        # during an apply the executor sees ``stop``: it finishes the calls in flight and starts no other
 
     def healthy(self) -> bool:
         """The loop runs and showed life recently (a request, an outcome, a cycle)."""

@@ -137,7 +137,7 @@ def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
 
 
 def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:
-    live = read_live(client, manifests.read_scope(), manifests)
+    live = client.run(read_live(client, manifests.read_scope(), manifests))
     planned = judge(guard_integrations(make_plan(manifests, live, options), live, client), manifests,
                     reporter(client))
     if (observer := reporter(client)) is not None:
@@ -177,7 +177,7 @@ def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
              if op.method == "POST" and op.path.endswith("/versions")}
     refusals: dict[str, list[str]] = {}
     waits: dict[str, list[str]] = {}
-    for integration_id, space, name, evaluator_id in read_integration_users(client, live):
+    for integration_id, space, name, evaluator_id in client.run(read_integration_users(client, live)):
         delete = deletes.get(integration_id)
         if delete is None:
             continue
@@ -209,7 +209,7 @@ def is_plan_file(paths: Sequence[str]) -> bool:
 def stale_objects(plan: Plan, client: ApiClient) -> tuple[list[str], LiveState]:
     """Addresses whose live object changed since the plan was made, and the live state read.
     The integration guard is checked again: an evaluator may have started using one since."""
-    live = read_live(client, plan.scope)
+    live = client.run(read_live(client, plan.scope))
     guard_integrations(plan, live, client)
     stale = [address for address, key in sorted(plan.pins.items())
              if pin_fingerprint(key, live) != plan.fingerprints.get(address)]
@@ -232,22 +232,24 @@ def run_apply(
     on_start: Callable[[Operation], None] | None = None,
     on_done: Callable[[Outcome], None] | None = None,
     live: LiveState | None = None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> ApplyReport:
-    """Execute the plan; the API's refusals name objects by name (``live``'s and those created)."""
+    """Execute the plan; the API's refusals name objects by name (``live``'s and those created).
+    Once ``stop()`` is true no call starts (``watch``'s signals; Ctrl-C does the same by itself)."""
     from reconciler.apply.naming import Namer
 
     check_replacements(plan)
     if (observer := reporter(client)) is not None:
         on_done = observer.outcome_sink(on_done)
-    return execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_start=on_start, on_done=on_done,
-                   explain=Namer(live).name)
+    return client.run(execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_start=on_start,
+                              on_done=on_done, explain=Namer(live).name, stop=stop))
 
 
 def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, live: LiveState,
                       report: ApplyReport) -> Plan:
     """Re-read what apply touched, fold it into the live state the plan was made from, and plan
     again; the returned plan is empty when apply converged. Secrets are not rotated again."""
-    fresh = reread_touched(plan, live, report.responses, client, manifests)
+    fresh = client.run(reread_touched(plan, live, report.responses, client, manifests))
     again = make_plan(manifests, fresh, replace(plan.options, rotate_secrets=False, rotate=(), resend=()))
     if (observer := reporter(client)) is not None:  # the resources' state after the apply
         observer.observe_plan(manifests, again)
@@ -257,14 +259,14 @@ def confirm_converged(manifests: ManifestSet, client: ApiClient, plan: Plan, liv
 def apply_and_confirm(plan: Plan, client: ApiClient, manifests: ManifestSet | None, live: LiveState, *,
                       parallelism: int, fail_fast: bool = False, on_done: Callable[[Outcome], None] | None = None,
                       on_report: Callable[[ApplyReport], None] = lambda report: None,
-                      confirm_failed: bool = False, execute: Callable[..., ApplyReport] = run_apply
-                      ) -> tuple[ApplyReport, Plan | None]:
+                      confirm_failed: bool = False, execute: Callable[..., ApplyReport] = run_apply,
+                      stop: Callable[[], bool] = lambda: False) -> tuple[ApplyReport, Plan | None]:
     """The apply step of ``apply`` and ``watch --apply``: execute the plan (``execute``: ``run_apply``
     or a stand-in), hand the report to ``on_report`` as soon as the calls end (it may raise), then
     re-read what they touched and plan again: the report, and that plan (empty: converged). None when
     not re-read: an interrupted apply, a plan file's without its manifests, and one with failed calls
     unless ``confirm_failed`` (watch: its gauges then show what is left)."""
-    report = execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_done=on_done, live=live)
+    report = execute(plan, client, parallelism=parallelism, fail_fast=fail_fast, on_done=on_done, live=live, stop=stop)
     on_report(report)
     if report.interrupted or manifests is None or not (report.ok or confirm_failed):
         return report, None

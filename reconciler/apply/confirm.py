@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import copy
 import math
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from reconciler.client.http import ApiClient
 from reconciler.client.live import (
+    Task,
     read_evaluator,
     read_examples,
     read_experiments,
     read_prompt,
+    run_tasks,
     wanted_examples,
 )
 from reconciler.errors import ProblemError
@@ -38,12 +39,11 @@ from reconciler.plan.model import Operation, Plan
 
 EXAMPLES_LIMIT = 500
 LIST_LIMIT = 100
-_lock = threading.Lock()
 
 
-def _gone(client: ApiClient, path: str) -> bool:
+async def _gone(client: ApiClient, path: str) -> bool:
     try:
-        client.get(path)
+        await client.get(path)
     except ProblemError as exc:
         if exc.status == 404:
             return True
@@ -51,14 +51,14 @@ def _gone(client: ApiClient, path: str) -> bool:
     return False
 
 
-def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], client: ApiClient,
+async def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], client: ApiClient,
                    desired: ManifestSet | None = None) -> LiveState:
     """A copy of ``live`` with every resource the applied plan touched read again (examples
     compared with ``desired``'s as they arrive, as ``read_live`` does)."""
     fresh = copy.copy(live)
     for spec in KIND_SPECS.values():
         setattr(fresh, spec.table, dict(getattr(live, spec.table)))
-    jobs: list[Callable[[], None]] = []
+    jobs: list[Task] = []
     by_address: dict[str, list[Operation]] = {}
     for op in plan.operations:
         by_address.setdefault(op.address, []).append(op)
@@ -81,7 +81,7 @@ def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any], clien
             continue
         jobs.append(_reread(fresh, key, ops, responses, client, wanted))
 
-    client.map(lambda job: job(), jobs)
+    await run_tasks(jobs)
     return fresh
 
 
@@ -110,36 +110,34 @@ def _integration_types_to_relist(plan: Plan, by_address: dict[str, list[Operatio
             if n > _pages(sum(1 for k in live.integrations if k[0] == t) + n)}
 
 
-def _relist_integrations(fresh: LiveState, itype: str, client: ApiClient) -> Callable[[], None]:
-    def run() -> None:
-        items = client.paginate("/v2/integrations", "integrations", {"type": itype}, limit=LIST_LIMIT)
-        with _lock:  # other jobs write this dict concurrently
-            for k in [k for k in fresh.integrations if k[0] == itype]:
-                del fresh.integrations[k]
-            parsed = [LiveIntegration.read({"type": itype, **i}, "/v2/integrations") for i in items]
-            fresh.integrations.update({(itype, i.name): i for i in parsed})
+def _relist_integrations(fresh: LiveState, itype: str, client: ApiClient) -> Task:
+    async def run() -> None:
+        items = await client.paginate("/v2/integrations", "integrations", {"type": itype}, limit=LIST_LIMIT)
+        for k in [k for k in fresh.integrations if k[0] == itype]:
+            del fresh.integrations[k]
+        parsed = [LiveIntegration.read({"type": itype, **i}, "/v2/integrations") for i in items]
+        fresh.integrations.update({(itype, i.name): i for i in parsed})
 
     return run
 
 
-def _relist_restrictions(fresh: LiveState, client: ApiClient) -> Callable[[], None]:
-    def run() -> None:
-        listed = client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT)
+def _relist_restrictions(fresh: LiveState, client: ApiClient) -> Task:
+    async def run() -> None:
+        listed = await client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT)
         fresh.restrictions = {(r.resource_type, r.resource_id): r
                               for r in (RestrictionObject.read(item, "/v2/resource-restrictions") for item in listed)}
 
     return run
 
 
-def _check_deleted(fresh: LiveState, op: Operation, client: ApiClient) -> Callable[[], None]:
-    def run() -> None:
-        if op.kind == RESTRICTION.name or not _gone(client, op.path):
+def _check_deleted(fresh: LiveState, op: Operation, client: ApiClient) -> Task:
+    async def run() -> None:
+        if op.kind == RESTRICTION.name or not await _gone(client, op.path):
             return
         resource_id = op.path.rsplit("/", 1)[1]
         for table in (getattr(fresh, spec.table) for spec in KIND_SPECS.values() if spec is not RESTRICTION):
-            with _lock:
-                for k in [k for k, v in table.items() if v.id == resource_id]:
-                    table.pop(k, None)
+            for k in [k for k, v in table.items() if v.id == resource_id]:
+                table.pop(k, None)
 
     return run
 
@@ -175,37 +173,39 @@ class _Touched:
 
 
 def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: dict[str, Any],
-            client: ApiClient, wanted: dict[tuple[str, str], tuple[str, list[Any]]]) -> Callable[[], None]:
+            client: ApiClient, wanted: dict[tuple[str, str], tuple[str, list[Any]]]) -> Task:
     existing = getattr(fresh, KIND_SPECS[key[0]].table).get(tuple(key[1:]))
     touched = _Touched(fresh, key, ops, _created(ops, responses), client, wanted, existing)
     return lambda: REREADS[key[0]](touched)
 
 
-def _reread_integration(t: _Touched) -> None:
+async def _reread_integration(t: _Touched) -> None:
     obj_id = t.created or (t.existing.id if t.existing is not None else None)
     if not obj_id:
         return
-    got = LiveIntegration.read(t.client.get(f"/v2/integrations/{obj_id}"), f"/v2/integrations/{obj_id}")
-    with _lock:
-        t.fresh.integrations[t.live_key] = got
+    got = LiveIntegration.read(await t.client.get(f"/v2/integrations/{obj_id}"), f"/v2/integrations/{obj_id}")
+    t.fresh.integrations[t.live_key] = got
     if t.created and any(op.action == "replace" for op in t.ops):  # the other type's object of that name went
         for other in ("LLM", "AGENT"):
             if other != t.key[1] and (other, t.key[2]) in t.fresh.integrations:
-                with _lock:
-                    t.fresh.integrations.pop((other, t.key[2]), None)
+                t.fresh.integrations.pop((other, t.key[2]), None)
 
 
-def _reread_by_id(table: str, read: Callable[[ApiClient, str], Any]) -> Callable[[_Touched], None]:
+def _reread_by_id(table: str, read: Callable[[ApiClient, str], Awaitable[Any]]) -> Callable[[_Touched], Awaitable[None]]:
     """A prompt or an evaluator: read again by id (its create's, else the live one's) with its latest version."""
-    def reread(t: _Touched) -> None:
+    async def reread(t: _Touched) -> None:
         current = getattr(t.fresh, table).get(t.live_key)
         obj_id = t.created or (current.id if current else None)
         if obj_id:
-            getattr(t.fresh, table)[t.live_key] = read(t.client, obj_id)
+            getattr(t.fresh, table)[t.live_key] = await read(t.client, obj_id)
     return reread
 
 
-def _reread_dataset(t: _Touched) -> None:
+async def _nothing(t: _Touched) -> None:
+    """Restrictions are listed again as a whole (``_relist_restrictions``), not one by one."""
+
+
+async def _reread_dataset(t: _Touched) -> None:
     current = t.fresh.datasets.get(t.live_key)
     if current is None and t.created_obj and t.created:
         current = LiveDataset(dataset=DatasetObject.read({"name": t.key[2], "space_id": t.key[1], **t.created_obj}))
@@ -213,19 +213,19 @@ def _reread_dataset(t: _Touched) -> None:
         return
     dataset = current.dataset
     if any(op.note == "rename" for op in t.ops):
-        got = t.client.get(f"/v2/datasets/{current.id}")
+        got = await t.client.get(f"/v2/datasets/{current.id}")
         dataset = DatasetObject.read({k: v for k, v in got.items() if k != "versions"}, f"/v2/datasets/{current.id}")
     updated = replace(current, dataset=dataset)
     if any(op.kind != EXPERIMENT for op in t.ops):  # examples were written (or created)
-        read_examples(t.client, updated, t.wanted.get(t.live_key))
+        await read_examples(t.client, updated, t.wanted.get(t.live_key))
     if any(op.kind == EXPERIMENT for op in t.ops):
-        updated.experiments = read_experiments(t.client, current.id)
+        updated.experiments = await read_experiments(t.client, current.id)
     t.fresh.datasets[t.live_key] = updated
 
 
 #: How each registered kind (``reconciler.kinds``) is read again after apply; restrictions are listed
 #: again as a whole (``_relist_restrictions``) whenever the plan touched one.
-REREADS: Mapping[str, Callable[[_Touched], None]] = {
+REREADS: Mapping[str, Callable[[_Touched], Awaitable[None]]] = {
     "Integration": _reread_integration, "Prompt": _reread_by_id("prompts", read_prompt), "Dataset": _reread_dataset,
-    "Evaluator": _reread_by_id("evaluators", read_evaluator), "ResourceRestriction": lambda t: None,
+    "Evaluator": _reread_by_id("evaluators", read_evaluator), "ResourceRestriction": _nothing,
 }

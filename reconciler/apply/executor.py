@@ -8,13 +8,13 @@ order). A failed operation skips what depends on it; independent work goes on, u
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import re
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from reconciler.apply.recover import recover_for, recover_for_patch
 from reconciler.apply.resolve import request_for
@@ -128,7 +128,7 @@ def _phase(op: Operation) -> int:
     return 1 + (DELETE_ORDER.index(op.kind) if op.kind in DELETE_ORDER else len(DELETE_ORDER))
 
 
-def execute(
+async def execute(
     plan: Plan,
     client: ApiClient,
     *,
@@ -138,19 +138,20 @@ def execute(
     on_done: Callable[[Outcome], None] | None = None,
     apply_time: str | None = None,
     explain: Callable[[str, Mapping[str, Any]], str] | None = None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> ApplyReport:
-    """``explain`` rewrites a refusal's detail, given the responses so far (ids into names:
-    ``apply.naming.Namer.name``)."""
+    """Run on the client's event loop (``client.run(execute(...))``). Interrupted, it starts
+    nothing more, lets the calls in flight finish, and returns the report with ``interrupted`` set:
+    by Ctrl-C (the loop cancels it), or once ``stop()`` is true (``watch``'s signals), which is
+    asked before each call starts. ``explain`` rewrites a refusal's detail, given the responses so
+    far (ids into names: ``apply.naming.Namer.name``)."""
     started = datetime.now(UTC)
     stamp = apply_time or started.strftime("%Y-%m-%dT%H:%M:%SZ")
     responses: dict[str, Any] = {}
     status: dict[str, Outcome] = {}
-    lock = threading.Lock()
-    stop = threading.Event()
+    failed: list[str] = []  # under --fail-fast, the first failure: nothing new starts after it
 
-    def run(op: Operation) -> Outcome:
-        if stop.is_set():
-            return Outcome(op, SKIPPED, "not started: --fail-fast after an earlier failure")
+    async def run(op: Operation) -> Outcome:
         if on_start:
             on_start(op)
         note = None
@@ -158,69 +159,65 @@ def execute(
         try:
             path, body = request_for(op, responses, stamp, hide=client.hide)
             try:
-                result = _send(client, op, path, body, started)
+                result = await _send(client, op, path, body, started)
             except ProblemError as exc:
                 # A create that meets 409: someone (a concurrent apply) made it meanwhile. Adopt it
                 # when it is found by name; the convergence check then compares it with the manifest.
                 recover = recover_for(client, path, body) if op.method == "POST" and exc.status == 409 else None
-                result = recover() if recover is not None else None
+                result = await recover() if recover is not None else None
                 if result is None:
                     raise
                 note = "already existed (409): adopted the existing resource"
         except ProblemError as exc:
             detail = exc.detail
             if detail and explain is not None:
-                with lock:
-                    known = dict(responses)
-                detail = explain(detail, known)
+                detail = explain(detail, dict(responses))
             return Outcome(op, FAILED, f"{exc.status} {exc.title}" + (f": {detail}" if detail else ""),
                            http_status=exc.status, path=path)
         except ReconcilerError as exc:
             return Outcome(op, FAILED, str(exc), path=path)
-        with lock:
-            responses[op.id] = result if result is not None else {}
+        responses[op.id] = result if result is not None else {}
         return Outcome(op, APPLIED, note, path=path)
 
     interrupted = False
     try:
         for phase in sorted({_phase(op) for op in plan.operations}):
-            _run_phase([op for op in plan.operations if _phase(op) == phase], run, status, parallelism, fail_fast,
-                       stop, on_done)
-    except (_Interrupted, KeyboardInterrupt):  # in a phase (its calls in flight finished) or between two
+            await _run_phase([op for op in plan.operations if _phase(op) == phase], run, status, parallelism,
+                             fail_fast, failed, on_done, stop)
+    except _Interrupted:
         interrupted = True
         status.update((op.id, Outcome(op, SKIPPED, INTERRUPTED)) for op in plan.operations if op.id not in status)
     return ApplyReport([status[op.id] for op in plan.operations], responses, interrupted)
 
 
-def _send(client: ApiClient, op: Operation, path: str, body: Any, started: datetime) -> Any:
+async def _send(client: ApiClient, op: Operation, path: str, body: Any, started: datetime) -> Any:
     if op.method == "POST":
-        return client.post(path, body, recover=recover_for(client, path, body))
+        return await client.post(path, body, recover=recover_for(client, path, body))
     if op.method == "PATCH":
-        return client.patch(path, body, recover=recover_for_patch(client, path, body, started))
+        return await client.patch(path, body, recover=recover_for_patch(client, path, body, started))
     if op.method == "PUT":
-        return client.put(path, body)
+        return await client.put(path, body)
     if op.method == "DELETE":
-        return client.delete(path, body, missing_ok=op.action == "delete")
+        return await client.delete(path, body, missing_ok=op.action == "delete")
     raise ReconcilerError(f"unsupported method {op.method}")
 
 
-def _run_phase(
+async def _run_phase(
     ops: list[Operation],
-    run: Callable[[Operation], Outcome],
+    run: Callable[[Operation], Awaitable[Outcome]],
     status: dict[str, Outcome],
     parallelism: int,
     fail_fast: bool,
-    stop: threading.Event,
+    failed: list[str],
     on_done: Callable[[Outcome], None] | None,
+    stop: Callable[[], bool],
 ) -> None:
-    """Event-driven scheduling: each op waits for its in-phase prerequisites (what it depends on,
-    and the previous op of the same resource); ready ops start in plan order.
-
-    ``parallelism`` worker threads schedule themselves: a worker that finishes a call records its
-    outcome (``on_done``, the dependents it unblocks) and takes the next ready op under one lock, so
-    no thread hands each call to another (a hand-off per call cost more CPU than the scheduling).
-    The main thread only starts the workers and waits; a Ctrl-C there lets the calls in flight
-    finish and starts nothing more."""
+    """Event-driven scheduling on the event loop: each op waits for its in-phase prerequisites (what
+    it depends on, and the previous op of the same resource); ready ops start in plan order, at
+    most ``parallelism`` at once. Each call is a task; as each ends, its outcome is recorded
+    (``on_done``) and the ops it unblocks become ready. Interrupted (cancelled by Ctrl-C, or
+    ``stop()``), nothing new starts, the calls in flight are waited for and reported, and
+    ``_Interrupted`` is raised."""
     if not ops:
         return
     index = {op.id: i for i, op in enumerate(ops)}
@@ -236,19 +233,13 @@ def _run_phase(
         for d in pre:
             dependents[d].append(op.id)
     ready = [i for i, op in enumerate(ops) if not waits_for[op.id]]  # a heap of plan positions
-    # Kept by the workers themselves under ``settled``: what is being sent (so that an interrupt
-    # waits for it and reports it) and what each call ended with.
-    in_flight: set[str] = set()
-    ended: dict[str, Outcome] = {}
-    settled = threading.Condition()
-    over = threading.Event()  # the phase is over: every op finished, or a worker failed
-    halted = False  # Ctrl-C: no worker takes another op
-    errors: list[BaseException] = []  # what a worker raised (a bug, or from on_done): raised here
+    running: dict[asyncio.Task[Outcome], Operation] = {}
+    errors: list[BaseException] = []  # what a call raised (a bug, or from on_done): raised at the end
 
     def finish(outcome: Outcome) -> None:
         status[outcome.op.id] = outcome
         if outcome.status == FAILED and fail_fast:
-            stop.set()
+            failed.append(outcome.op.id)
         if on_done:
             on_done(outcome)
         for nxt in dependents[outcome.op.id]:
@@ -260,85 +251,50 @@ def _run_phase(
         for d in op.depends_on:
             if d in status and status[d].status != APPLIED:
                 return f"depends on {d}, which was {status[d].status}"
-        return "not started: --fail-fast after an earlier failure" if stop.is_set() else None
+        return "not started: --fail-fast after an earlier failure" if failed else None
 
-    def take() -> Operation | None:
-        """The next op to send (``settled`` held), waiting while prerequisites run; None when the
-        phase is over or halted."""
-        while True:
-            if halted or errors or over.is_set():
-                return None
-            while ready:
-                op = ops[heapq.heappop(ready)]
-                why = blocker(op)
-                if why is not None:
-                    finish(Outcome(op, SKIPPED, why))
-                    continue
-                in_flight.add(op.id)  # before `run` looks at `stop`: an interrupt either sees it or stops it
-                if ready:  # skipping unblocked more than this worker takes: wake idle ones for them
-                    settled.notify(len(ready))
-                return op
-            if not in_flight:  # nothing ready, nothing running: the phase is over
-                over.set()
-                settled.notify_all()
-                return None
-            settled.wait()
-
-    def work() -> None:
-        try:
-            while True:
-                with settled:
-                    op = take()
-                    if op is None:
-                        return
-                outcome = Outcome(op, FAILED, "the call raised unexpectedly")
-                try:
-                    outcome = run(op)
-                finally:
-                    with settled:
-                        in_flight.discard(op.id)
-                        ended[op.id] = outcome
-                        if not halted:
-                            finish(outcome)
-                        if not in_flight or halted:  # the phase may be over: every idle worker looks
-                            settled.notify_all()
-                        elif len(ready) > 1:  # this worker takes one of them itself
-                            settled.notify(len(ready) - 1)
-        except BaseException as exc:  # noqa: BLE001 - raised again by the main thread
-            with settled:
+    def settle(done: set[asyncio.Task[Outcome]]) -> None:
+        for task in sorted(done, key=lambda t: index[running[t].id]):
+            op = running.pop(task)
+            error = task.exception()
+            if error is not None:
+                errors.append(error)
+                status[op.id] = Outcome(op, FAILED, "the call raised unexpectedly")
+                continue
+            try:
+                finish(task.result())
+            except Exception as exc:  # from on_done: raised once the calls in flight are done
                 errors.append(exc)
-                over.set()
-                settled.notify_all()
 
-    workers = [threading.Thread(target=work, name=f"apply-{n}")  # not daemons: exit waits for calls in flight
-               for n in range(min(max(1, parallelism), len(ops)))]
-    try:
-        for worker in workers:
-            _start(worker)
-        _wait(over)
-    except KeyboardInterrupt:
-        # Ctrl-C: a call in flight may already have taken effect, so each is waited for and
-        # reported; nothing new starts (a second Ctrl-C aborts the wait). The interrupt may land
-        # while the workers are being started (one already sending): waiting for what the workers
-        # say is in flight, then reading what they recorded, reports those calls too.
-        with settled:
-            halted = True
-            stop.set()
-            settled.notify_all()
-            _wait_in_flight(settled, in_flight)
-            for op in ops:
-                result = ended.get(op.id)
-                if op.id not in status and result is not None and result.status != SKIPPED:
-                    finish(result)
-            for op in ops:
-                if op.id not in status:
-                    status[op.id] = Outcome(op, SKIPPED, INTERRUPTED)
-        raise _Interrupted from None
-    with settled:  # after a worker's error: the others finish their calls first, as a pool would
-        settled.wait_for(lambda: not in_flight)
-    for worker in workers:
-        if worker.is_alive():
-            worker.join()
+    def interrupted() -> NoReturn:
+        for op in ops:
+            if op.id not in status:
+                status[op.id] = Outcome(op, SKIPPED, INTERRUPTED)
+        raise _Interrupted
+
+    while True:
+        if stop():
+            if running:
+                settle((await asyncio.wait(running))[0])
+            interrupted()
+        while ready and len(running) < max(1, parallelism) and not errors:
+            op = ops[heapq.heappop(ready)]
+            why = blocker(op)
+            if why is not None:
+                finish(Outcome(op, SKIPPED, why))
+                continue
+            running[asyncio.ensure_future(run(op))] = op
+        if not running:
+            break
+        try:
+            done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # Ctrl-C: a call in flight may already have taken effect, so each is waited for and
+            # reported; nothing new starts (a second Ctrl-C aborts the wait).
+            _uncancel()
+            settle((await asyncio.wait(running))[0])
+            interrupted()
+        settle(done)
     if errors:
         raise errors[0]
     for op in ops:
@@ -346,14 +302,8 @@ def _run_phase(
             status[op.id] = Outcome(op, SKIPPED, "its prerequisites never completed")
 
 
-def _start(worker: threading.Thread) -> None:
-    worker.start()
-
-
-def _wait(over: threading.Event) -> None:
-    over.wait()
-
-
-def _wait_in_flight(settled: threading.Condition, in_flight: set[str]) -> None:
-    """Wait (``settled`` held) until no call is in flight."""
-    settled.wait_for(lambda: not in_flight)
+def _uncancel() -> None:
+    """The cancellation is handled (the interrupted report is the answer): the task goes on."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,7 +15,7 @@ from reconciler.model import DatasetVersionObject, EvaluatorVersionObject, Promp
 from reconciler.plan.context import canonical
 from reconciler.plan.prompts import VERSION_FIELDS
 
-Recover = Callable[[], Any | None]
+Recover = Callable[[], Awaitable[Any | None]]
 
 
 def recover_for_patch(client: ApiClient, path: str, body: Any, not_before: datetime) -> Recover | None:
@@ -27,9 +27,9 @@ def recover_for_patch(client: ApiClient, path: str, body: Any, not_before: datet
         return None
     dataset_id, name = m.group(1), str(body["new_version"])
 
-    def made() -> Any | None:
+    async def made() -> Any | None:
         path = f"/v2/datasets/{dataset_id}"
-        versions = [DatasetVersionObject.read(v, path) for v in client.get(path).get("versions") or []]
+        versions = [DatasetVersionObject.read(v, path) for v in (await client.get(path)).get("versions") or []]
         newest = versions[0] if versions else None
         created = _parse_time(newest.created_at) if newest is not None else None
         if newest is not None and newest.name == name and created is not None \
@@ -38,6 +38,11 @@ def recover_for_patch(client: ApiClient, path: str, body: Any, not_before: datet
         return None
 
     return made
+
+
+async def _nothing_made() -> None:
+    """A restriction's POST is idempotent: after an ambiguous failure it is simply sent again."""
+    return None
 
 
 def _parse_time(value: str | None) -> datetime | None:
@@ -50,7 +55,7 @@ def _parse_time(value: str | None) -> datetime | None:
 def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
     """A recover function for a POST, or None when the POST is idempotent (resource restrictions)."""
     if path == "/v2/resource-restrictions":
-        return lambda: None
+        return _nothing_made
     if not isinstance(body, dict):
         return None
     if path == "/v2/integrations":
@@ -58,16 +63,16 @@ def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
     if path in ("/v2/prompts", "/v2/evaluators", "/v2/datasets"):
         plural = path.rsplit("/", 1)[1]
 
-        def by_name() -> Any | None:
-            found = client.find_by_name(path, plural, str(body.get("name")), {"space_id": body.get("space_id")})
+        async def by_name() -> Any | None:
+            found = await client.find_by_name(path, plural, str(body.get("name")), {"space_id": body.get("space_id")})
             if found is None or plural == "datasets":
                 return found
-            return client.get(f"{path}/{found['id']}")  # with its version, as the create returns it
+            return await client.get(f"{path}/{found['id']}")  # with its version, as the create returns it
 
         return by_name
     if m := re.fullmatch(r"/v2/prompts/([^/]+)/versions", path):
-        def prompt_version() -> Any | None:
-            newest = client.get(path, {"limit": 1}).get("prompt_versions") or []
+        async def prompt_version() -> Any | None:
+            newest = (await client.get(path, {"limit": 1})).get("prompt_versions") or []
             version = PromptVersionObject.read(newest[0], path) if newest else None
             if version is not None and all(canonical(getattr(version, f)) == canonical(body[f])
                                            for f in VERSION_FIELDS if f in body):
@@ -79,9 +84,9 @@ def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
     if m := re.fullmatch(r"/v2/evaluators/([^/]+)/versions", path):
         evaluator_id = m.group(1)
 
-        def evaluator_version() -> Any | None:
+        async def evaluator_version() -> Any | None:
             path = f"/v2/evaluators/{evaluator_id}"
-            version = client.get(path).get("version") or {}
+            version = (await client.get(path)).get("version") or {}
             template = EvaluatorVersionObject.read(version, path).template_config
             if canonical(template.raw() if template else None) == canonical(body.get("template_config")):
                 return version  # the answer as the API gave it: later calls refer into it
@@ -89,9 +94,9 @@ def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
 
         return evaluator_version
     if re.fullmatch(r"/v2/datasets/[^/]+/examples", path):
-        def appended() -> Any | None:
+        async def appended() -> Any | None:
             live = Counter(canonical({k: v for k, v in e.items() if k not in ("id", "created_at", "updated_at")})
-                           for e in client.paginate(path, "examples", limit=500))
+                           for e in await client.paginate(path, "examples", limit=500))
             sent = Counter(canonical(e) for e in body.get("examples") or [])
             return {"recovered": True} if all(live[k] >= n for k, n in sent.items()) else None
 

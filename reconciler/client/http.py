@@ -1,4 +1,5 @@
-"""The reconciler's one way to the service: an ``ApiClient`` over an injected ``httpx.Client``.
+"""The reconciler's one way to the service: an ``ApiClient`` over an injected ``httpx.AsyncClient``,
+its requests sent from one asyncio event loop (``ApiClient.run``), never from threads.
 
 What it guarantees, whatever the transport (``MockTransport`` in unit tests, the emulator app
 in-process, a real socket):
@@ -7,10 +8,12 @@ in-process, a real socket):
   method and path; never headers, never the key); a transport failure becomes ``TransportError``
   once retries are spent. No httpx exception escapes.
 - **429** waits ``Retry-After`` (capped at ``max_retry_after``; a capped wait is reported), then
-  retries, for every method: a throttled request was not processed. The wait is shared: every
-  thread of this client pauses until it has passed, so parallel workers slow down together instead
-  of each hitting the limit again. From then on every request takes a slot from one shared budget
-  whose rate is learnt from the 429s (``pacing.Pacer``), so the limit is used, not hit.
+  retries, for every method: a throttled request was not processed. Until the pacer has learnt a
+  rate the wait is shared: every request of this client pauses until it has passed. From then on
+  every request takes a slot from one shared budget whose rate is learnt from the 429s
+  (``pacing.Pacer``), so the limit is used, not hit, and only the throttled request waits its
+  ``Retry-After`` (the others keep to the pace: a bucket smaller than a second of the rate is not
+  left to refill unused).
 - **5xx and connection failures** are retried with exponential backoff and equal jitter
   (``d = min(MAX_BACKOFF, backoff_base * 2**(n-1))``, wait ``d/2 + uniform(0, d/2)``) for GET,
   PUT, PATCH and DELETE, at most ``max_retries`` times.
@@ -27,8 +30,10 @@ in-process, a real socket):
 - **Paths stay on the endpoint**: a path that is not under ``/v2`` relative to the base URL (an
   absolute or scheme-relative URL, a ``..`` segment) is refused before anything is sent
   (``paths.api_path_problem``): the key never goes to another host.
-- **Bounded concurrency**: at most ``parallelism`` requests are in flight at once (a slot taken
-  around the exchange, so nested ``map`` calls cannot oversubscribe the connection pool).
+- **Bounded, adaptive concurrency**: at most ``parallelism`` requests are in flight at once, fewer
+  while round trips grow or the service says it is overloaded (``limit.AdaptiveLimit``: a slot
+  taken around each exchange, so however many tasks wait, the connection pool is never
+  oversubscribed).
 - **Timeouts** on every request (``DEFAULT_TIMEOUT``), and a ``User-Agent`` naming reconciler.
 - **Connect failures say what happened.** A host that does not resolve (DNS), a refused connection,
   a TLS failure and a connect timeout are each named with the host; DNS and TLS failures are not
@@ -46,14 +51,12 @@ seconds, attempt): telemetry counts and logs requests from these fields, never f
 
 from __future__ import annotations
 
+import asyncio
 import json
-import queue
 import random
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import quote, urlencode
@@ -61,6 +64,7 @@ from urllib.parse import quote, urlencode
 import httpx
 
 from reconciler import __version__
+from reconciler.client.limit import AdaptiveLimit
 from reconciler.client.pacing import Pacer
 from reconciler.client.paths import api_path_problem
 from reconciler.client.settings import DEFAULT_PARALLELISM, HOW_TO_CONFIGURE, Endpoint, is_loopback
@@ -109,7 +113,8 @@ _HTTPX_ERRORS: tuple[type[Exception], ...] = (
 )
 
 T = TypeVar("T")
-R = TypeVar("R")
+#: What an ambiguous create is checked with: re-read, the object if the create took effect, else None.
+Recover = Callable[[], Awaitable[Any | None]]
 
 
 def path_segment(value: str) -> str:
@@ -132,39 +137,32 @@ class StatsSnapshot:
 
 @dataclass
 class ClientStats:
-    """Thread-safe counters of one client (see the module docstring for what counts as what)."""
+    """The counters of one client (see the module docstring for what counts as what); kept by its
+    event loop alone."""
 
     requests: Counter[str] = field(default_factory=Counter)
     attempts: int = 0
     retries: int = 0
     throttled: int = 0
     wait_seconds: float = 0.0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def count_request(self, method: str) -> None:
-        with self._lock:
-            self.requests[method] += 1
+        self.requests[method] += 1
 
     def count_attempt(self) -> None:
-        with self._lock:
-            self.attempts += 1
+        self.attempts += 1
 
     def count_retry(self) -> None:
-        with self._lock:
-            self.retries += 1
+        self.retries += 1
 
     def count_throttled(self) -> None:
-        with self._lock:
-            self.throttled += 1
+        self.throttled += 1
 
     def add_wait(self, seconds: float) -> None:
-        with self._lock:
-            self.wait_seconds += seconds
+        self.wait_seconds += seconds
 
     def snapshot(self) -> StatsSnapshot:
-        with self._lock:
-            return StatsSnapshot(dict(self.requests), self.attempts, self.retries, self.throttled,
-                                 self.wait_seconds)
+        return StatsSnapshot(dict(self.requests), self.attempts, self.retries, self.throttled, self.wait_seconds)
 
 
 @dataclass(frozen=True)
@@ -206,11 +204,14 @@ class _Failure:
 
 class ApiClient:
     """See the module docstring. The injected ``http`` client carries the base URL and the
-    ``Authorization`` header (``open_client`` builds one); this class never logs headers."""
+    ``Authorization`` header (``open_client`` builds one); this class never logs headers.
+
+    Every verb is a coroutine, run on the client's own event loop: ``run(coroutine)`` is the one
+    way in from synchronous code (the CLI, ``watch``, tests)."""
 
     def __init__(
         self,
-        http: httpx.Client,
+        http: httpx.AsyncClient,
         *,
         read_only: bool = False,
         parallelism: int = DEFAULT_PARALLELISM,
@@ -219,7 +220,7 @@ class ApiClient:
         backoff_base: float = 0.2,
         on_event: Callable[[str], None] | None = None,
         trace: bool = False,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
@@ -238,24 +239,19 @@ class ApiClient:
         self._trace = trace and on_event is not None  # -v: an event for every request too
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
-        self._rng_lock = threading.Lock()
         self._clock = clock
-        # the slots of the requests in flight: a queue of tokens (C calls; a Semaphore is Python code
-        # that costs more than the rest of this class's work on a request)
-        self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()
-        for _ in range(parallelism):
-            self._slots.put(None)
-        self._gate_lock = threading.Lock()
+        #: How many requests are on the wire at once: ``parallelism`` at most (``limit.AdaptiveLimit``).
+        self.limit = AdaptiveLimit(parallelism)
         self._resume_at = float("-inf")
         # connection failures already reported (one line for an outage, not one per request in flight);
         # cleared by the next answer
         self._outage: set[str] = set()
-        self._outage_lock = threading.Lock()
         self._secrets = _secrets_of(http)
-        self.pacer = Pacer(clock=clock, sleep=self._paced_sleep, on_event=self._event)
+        self.pacer = Pacer(clock=clock, on_event=self._event)
         # what the httpx client already sends on every request need not be given again per request
         self._per_request_headers = http.headers.get("user-agent") != USER_AGENT
         self._per_request_timeout = http.timeout != timeout
+        self._runner: asyncio.Runner | None = None
         #: Told ``(method, path)`` after every exchange that got an answer (the CLI's progress display).
         self.on_request: Callable[[str, str], None] | None = None
         #: Told an ``Exchange`` after every exchange that got an answer, retries included (telemetry).
@@ -267,10 +263,33 @@ class ApiClient:
     def __repr__(self) -> str:
         return f"ApiClient(base_url={str(self.http.base_url)!r}, read_only={self.read_only})"
 
-    # ------------------------------------------------------------------ lifecycle
+    # ------------------------------------------------------------------ the loop
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run ``work`` to its end on this client's event loop (the same loop every time: the
+        connections stay open between calls). From the main thread, a first Ctrl-C cancels it (the
+        executor then finishes the calls in flight and returns its report; elsewhere it ends as
+        ``KeyboardInterrupt``), a second aborts."""
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner.run(work)
 
     def close(self) -> None:
-        self.http.close()
+        """Close the connections and the loop. Work an abort left on the loop (a second Ctrl-C) is
+        cancelled first: nothing more is sent."""
+        try:
+            self.run(self._shutdown())
+        finally:
+            if self._runner is not None:
+                self._runner.close()
+                self._runner = None
+
+    async def _shutdown(self) -> None:
+        left = asyncio.all_tasks() - {asyncio.current_task()}
+        for task in left:
+            task.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
+        await self.http.aclose()
 
     def __enter__(self) -> ApiClient:
         return self
@@ -280,39 +299,39 @@ class ApiClient:
 
     # ------------------------------------------------------------------ verbs
 
-    def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        return self._call("GET", path, params=params)
+    async def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        return await self._call("GET", path, params=params)
 
-    def post(self, path: str, body: Any, *, recover: Callable[[], Any | None] | None = None) -> Any:
-        return self._call("POST", path, body=body, recover=recover)
+    async def post(self, path: str, body: Any, *, recover: Recover | None = None) -> Any:
+        return await self._call("POST", path, body=body, recover=recover)
 
-    def patch(self, path: str, body: Any, *, recover: Callable[[], Any | None] | None = None) -> Any:
+    async def patch(self, path: str, body: Any, *, recover: Recover | None = None) -> Any:
         """PATCH is retried like any idempotent call, unless a ``recover`` is given: then the call
         is treated as a POST is (a PATCH that makes something new, such as a dataset version)."""
-        return self._call("PATCH", path, body=body, recover=recover)
+        return await self._call("PATCH", path, body=body, recover=recover)
 
-    def put(self, path: str, body: Any) -> Any:
-        return self._call("PUT", path, body=body)
+    async def put(self, path: str, body: Any) -> Any:
+        return await self._call("PUT", path, body=body)
 
-    def delete(self, path: str, body: Any = None, *, missing_ok: bool = False) -> Any:
+    async def delete(self, path: str, body: Any = None, *, missing_ok: bool = False) -> Any:
         """DELETE (with an optional JSON body: dataset examples need one). Returns the decoded
         body, or None for 204 and for a 404 that counts as success (see the module docstring)."""
-        return self._call("DELETE", path, body=body, missing_ok=missing_ok)
+        return await self._call("DELETE", path, body=body, missing_ok=missing_ok)
 
     # ------------------------------------------------------------------ lists
 
-    def paginate(
+    async def paginate(
         self, path: str, key: str, params: Mapping[str, Any] | None = None, *, limit: int = 100
     ) -> list[dict[str, Any]]:
         """Every item of a cursor-paginated list (``pages``, joined)."""
         items: list[dict[str, Any]] = []
-        for page in self.pages(path, key, params, limit=limit):
+        async for page in self.pages(path, key, params, limit=limit):
             items.extend(page)
         return items
 
-    def pages(
+    async def pages(
         self, path: str, key: str, params: Mapping[str, Any] | None = None, *, limit: int = 100
-    ) -> Iterator[list[dict[str, Any]]]:
+    ) -> AsyncIterator[list[dict[str, Any]]]:
         """The items of a cursor-paginated list, a page at a time (so a long list can be consumed
         as it arrives). Follows ``pagination.next_cursor`` while ``has_more`` is true, including
         across empty pages (authorization filtering may empty a page); a repeated or missing
@@ -323,7 +342,7 @@ class ApiClient:
             query: dict[str, Any] = {**(params or {}), "limit": limit}
             if cursor is not None:
                 query["cursor"] = cursor
-            page = self.get(path, query)
+            page = await self.get(path, query)
             if not isinstance(page, dict) or not isinstance(page.get(key), list):
                 raise PaginationError(f"the answer has no list {key!r}", method="GET", path=path)
             yield page[key]
@@ -340,51 +359,26 @@ class ApiClient:
                 )
             seen.add(cursor)
 
-    def find_by_name(
+    async def find_by_name(
         self, list_path: str, key: str, name: str, params: Mapping[str, Any] | None = None
     ) -> dict[str, Any] | None:
         """The item named exactly ``name``: the service's ``name`` filter is a case-insensitive
         substring match, so every page of its answer is checked on the client."""
-        for item in self.paginate(list_path, key, {**(params or {}), "name": name}):
+        for item in await self.paginate(list_path, key, {**(params or {}), "name": name}):
             if item.get("name") == name:
                 return item
         return None
 
-    # ------------------------------------------------------------------ parallelism
-
-    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-        """``[fn(x) for x in items]`` on up to ``parallelism`` threads, results in item order.
-
-        On the first failure, items not yet started are cancelled, the ones running are allowed to
-        finish (a write is never abandoned half way), and then the exception of the earliest
-        failed item (in item order) is raised. With ``parallelism=1`` it runs inline.
-        """
-        work = list(items)
-        if self.parallelism == 1 or len(work) <= 1:
-            return [fn(x) for x in work]
-        with ThreadPoolExecutor(max_workers=min(self.parallelism, len(work)),
-                                thread_name_prefix="reconciler") as pool:
-            futures: list[Future[R]] = [pool.submit(fn, x) for x in work]
-            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-            if any(f.exception() is not None for f in done):
-                for f in pending:
-                    f.cancel()
-        for f in futures:
-            error = None if f.cancelled() else f.exception()
-            if error is not None:
-                raise error
-        return [f.result() for f in futures]
-
     # ------------------------------------------------------------------ the retry policy
 
-    def _call(
+    async def _call(
         self,
         method: str,
         path: str,
         *,
         params: Mapping[str, Any] | None = None,
         body: Any = None,
-        recover: Callable[[], Any | None] | None = None,
+        recover: Recover | None = None,
         missing_ok: bool = False,
     ) -> Any:
         if self.read_only and method != "GET":
@@ -398,10 +392,13 @@ class ApiClient:
         first_sent = self._clock()
         attempt = 0
         while True:
-            self._wait_for_gate()
+            await self._wait_for_gate()
             sent_at = self.pacer.acquire()
+            if (paced := sent_at - self._clock()) > 0:
+                await self._sleep(paced)
+                self.stats.add_wait(paced)
             attempt += 1
-            outcome = self._exchange(method, path, params, body, attempt)
+            outcome = await self._exchange(method, path, params, body, attempt)
             if isinstance(outcome, httpx.Response):
                 status = outcome.status_code
                 if status == 429:
@@ -414,13 +411,13 @@ class ApiClient:
                     throttled += 1
                     if throttled > MAX_THROTTLED:
                         raise self._problem(outcome, method, path)
-                    self._throttle(outcome, method, path)
+                    await self._throttle(outcome, method, path)
                     self.stats.count_retry()
                     continue
                 if status == 404 and method == "DELETE" and (missing_ok or ambiguous):
                     return None
                 if status == 409 and method == "POST" and ambiguous and recover is not None:
-                    found = self._recover(recover, method, path)
+                    found = await self._recover(recover, method, path)
                     if found is not None:
                         return found
                 if status < 500:
@@ -439,8 +436,8 @@ class ApiClient:
                         f"{self._redact(failure.message)}; the create may or may not have taken effect "
                         "(re-run plan to see)", method=method, path=path)
                 if failures <= self.max_retries:
-                    self._backoff(failures, failure, method, path)
-                found = self._recover(recover, method, path)
+                    await self._backoff(failures, failure, method, path)
+                found = await self._recover(recover, method, path)
                 if found is not None:
                     self._event(f"{method} {path}: the earlier attempt had taken effect; not sending it again")
                     return found
@@ -449,15 +446,15 @@ class ApiClient:
             else:
                 if failures > self.max_retries:
                     self._exhausted(failure, method, path, failures)
-                self._backoff(failures, failure, method, path)
+                await self._backoff(failures, failure, method, path)
             ambiguous = ambiguous or failure.maybe_sent
             self.stats.count_retry()
 
-    def _exchange(
+    async def _exchange(
         self, method: str, path: str, params: Mapping[str, Any] | None, body: Any, attempt: int
     ) -> httpx.Response | _Failure:
-        """One request on the wire; httpx exceptions become a ``_Failure`` (retryable) or a
-        ``TransportError`` (not retryable) here and nowhere else."""
+        """One request on the wire, in a slot of the adaptive limit; httpx exceptions become a
+        ``_Failure`` (retryable) or a ``TransportError`` (not retryable) here and nowhere else."""
         kwargs: dict[str, Any] = {}
         if self._per_request_headers:
             kwargs["headers"] = {"User-Agent": USER_AGENT}
@@ -479,25 +476,14 @@ class ApiClient:
             else:
                 kwargs["json"] = body
         self.stats.count_attempt()
-        self._slots.get()  # a slot of the ``parallelism`` allowed in flight (waits for one)
+        await self.limit.acquire()
+        rtt: float | None = None
+        overloaded = False
         try:
             try:
                 started = time.perf_counter()
-                response = self.http.request(method, target, **kwargs)
-                seconds = time.perf_counter() - started
-                if self._outage:
-                    with self._outage_lock:
-                        self._outage.clear()
-                if self.on_request is not None:
-                    self.on_request(method, path)
-                if self.observers or self._trace:
-                    exchange = Exchange(method, path, sent_params if params else None, response.status_code,
-                                        seconds, attempt)
-                    for observe in self.observers:
-                        observe(exchange)
-                    if self._trace:  # -v: every request, as sent (no body, no header)
-                        self._event(exchange.line())
-                return response
+                response = await self.http.request(method, target, **kwargs)
+                seconds = rtt = time.perf_counter() - started
             except httpx.PoolTimeout as exc:  # our own pool was busy: nothing to say about the host
                 return _Failure(_describe(exc), maybe_sent=False)
             except _NOT_SENT as exc:
@@ -507,12 +493,24 @@ class ApiClient:
                 return _Failure(_describe(exc), maybe_sent=True)
             except _HTTPX_ERRORS as exc:
                 raise TransportError(self._redact(_describe(exc)), method=method, path=path) from None
+            overloaded = response.status_code == 429 or response.status_code >= 500
         finally:
-            self._slots.put(None)
+            self.limit.release(rtt, overloaded=overloaded)
+        self._outage.clear()
+        if self.on_request is not None:
+            self.on_request(method, path)
+        if self.observers or self._trace:
+            exchange = Exchange(method, path, sent_params if params else None, response.status_code, seconds,
+                                attempt)
+            for observe in self.observers:
+                observe(exchange)
+            if self._trace:  # -v: every request, as sent (no body, no header)
+                self._event(exchange.line())
+        return response
 
-    def _recover(self, recover: Callable[[], Any | None], method: str, path: str) -> Any | None:
+    async def _recover(self, recover: Recover, method: str, path: str) -> Any | None:
         try:
-            return recover()
+            return await recover()
         except ApiError as exc:
             raise AmbiguousWriteError(
                 f"the create may or may not have taken effect, and re-reading to find out failed ({exc})",
@@ -530,21 +528,16 @@ class ApiClient:
 
     # ------------------------------------------------------------------ waiting
 
-    def _paced_sleep(self, seconds: float) -> None:
-        self._sleep(seconds)
-        self.stats.add_wait(seconds)
-
-    def _wait_for_gate(self) -> None:
-        """Pause while a 429's Retry-After is running (shared by every thread of this client)."""
-        while True:
-            with self._gate_lock:
-                delay = self._resume_at - self._clock()
-            if delay <= 0:
-                return
-            self._sleep(delay)
+    async def _wait_for_gate(self) -> None:
+        """Pause while a 429's Retry-After runs for every request (before the pacer has a rate)."""
+        while (delay := self._resume_at - self._clock()) > 0:
+            await self._sleep(delay)
             self.stats.add_wait(delay)
 
-    def _throttle(self, response: httpx.Response, method: str, path: str) -> None:
+    async def _throttle(self, response: httpx.Response, method: str, path: str) -> None:
+        """A 429: its request waits the ``Retry-After`` (capped at ``max_retry_after``). Until the
+        pacer has learnt a rate every other request waits too; once it has one, they keep to the
+        pace (the pacer has already given them one slot's pause)."""
         self.stats.count_throttled()
         asked = _retry_after(response)
         if asked is None:
@@ -557,10 +550,13 @@ class ApiClient:
             wait_s = asked
             note = "Retry-After"
         self._event(f"429 on {method} {path}: waiting {wait_s:g}s ({note})")
-        with self._gate_lock:
+        if self.pacer.rate is None:
             self._resume_at = max(self._resume_at, self._clock() + wait_s)
+        else:
+            await self._sleep(wait_s)
+            self.stats.add_wait(wait_s)
 
-    def _backoff(self, failures: int, failure: _Failure, method: str, path: str) -> None:
+    async def _backoff(self, failures: int, failure: _Failure, method: str, path: str) -> None:
         delay = self._jittered(failures)
         if failure.response is not None:
             asked = _retry_after(failure.response)
@@ -568,21 +564,18 @@ class ApiClient:
                 delay = min(asked, self.max_retry_after)
         limit = min(self.max_retries, MAX_CONNECT_RETRIES) if failure.connect else self.max_retries
         if failure.connect:  # the host, not the request: said once for every request that meets it
-            with self._outage_lock:
-                said = failure.message in self._outage
+            if failure.message not in self._outage:
                 self._outage.add(failure.message)
-            if not said:
                 self._event(f"{self._redact(failure.message)}: retrying for up to {self._connect_budget():g}s")
         else:
             self._event(f"{self._redact(failure.message)} on {method} {path}: retrying in {delay:.2f}s "
                         f"(retry {failures} of {limit})")
-        self._sleep(delay)
+        await self._sleep(delay)
         self.stats.add_wait(delay)
 
     def _jittered(self, n: int) -> float:
         ceiling = min(MAX_BACKOFF, self.backoff_base * 2.0 ** (max(n, 1) - 1))
-        with self._rng_lock:
-            return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
     # ------------------------------------------------------------------ answers
 
@@ -632,10 +625,10 @@ class ApiClient:
     def hide(self, *values: str) -> None:
         """Also redact these values (a manifest's secrets, once resolved) from every error and
         event of this client: a service may echo a request body in a problem's detail."""
-        with self._gate_lock:  # a value of 1-3 characters would garble every message, and show by the pattern
-            fresh = {form for v in values if len(v) >= MIN_REDACTED for form in _forms(v)} - set(self._secrets)
-            if fresh:
-                self._secrets = tuple(sorted({*self._secrets, *fresh}, key=len, reverse=True))  # longest first
+        # a value of 1-3 characters would garble every message, and show by the pattern
+        fresh = {form for v in values if len(v) >= MIN_REDACTED for form in _forms(v)} - set(self._secrets)
+        if fresh:
+            self._secrets = tuple(sorted({*self._secrets, *fresh}, key=len, reverse=True))  # longest first
 
     def redact(self, text: str) -> str:
         """``text`` without any secret this client knows (as its own messages are)."""
@@ -681,7 +674,7 @@ def _forms(secret: str) -> set[str]:
     return {f for f in forms if len(f) >= MIN_REDACTED}
 
 
-def _secrets_of(http: httpx.Client) -> tuple[str, ...]:
+def _secrets_of(http: httpx.AsyncClient) -> tuple[str, ...]:
     """The credential the client carries, so that no message can ever repeat it."""
     auth = http.headers.get("authorization", "")
     token = auth.partition(" ")[2].strip()
@@ -788,7 +781,7 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _json_chunks(body: dict[str, Any]) -> Iterator[bytes]:
+async def _json_chunks(body: dict[str, Any]) -> AsyncIterator[bytes]:
     """``_dumps(body).encode()``, a piece at a time: long lists in chunks of ``STREAM_ITEMS``."""
     yield b"{"
     for n, (key, value) in enumerate(body.items()):
@@ -808,11 +801,10 @@ def build_http_client(
     api_key: str,
     *,
     parallelism: int = DEFAULT_PARALLELISM,
-    transport: httpx.BaseTransport | None = None,
-    event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
     ca_file: str | None = None,
     timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-) -> httpx.Client:
+) -> httpx.AsyncClient:
     """The httpx client ``ApiClient`` expects: base URL, bearer key, User-Agent, TLS verified
     (against ``ca_file`` when given, else ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set, else the
     certifi bundle), timeouts, a connection pool sized to ``parallelism``, no redirects followed.
@@ -820,7 +812,7 @@ def build_http_client(
     the key (in clear text over http) to a proxy, which cannot reach this machine's loopback anyway."""
     host = httpx.URL(base_url).host
     direct = {f"all://[{host}]" if ":" in host else f"all://{host}": None} if host and is_loopback(host) else None
-    return httpx.Client(
+    return httpx.AsyncClient(
         mounts=direct,
         base_url=base_url,
         headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"},
@@ -829,7 +821,6 @@ def build_http_client(
         follow_redirects=False,
         limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
         transport=transport,
-        event_hooks=dict(event_hooks or {}),
     )
 
 

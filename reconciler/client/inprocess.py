@@ -1,26 +1,22 @@
-"""A synchronous httpx transport over an ASGI app running in this process (``--emulator FILE``).
+"""An httpx transport over the emulator's ASGI app, on the client's own event loop (``--emulator FILE``).
 
-Why not ``starlette.testclient.TestClient``: without its context manager it starts a new event
-loop thread for every request, and with it all requests share one portal whose use from many
-threads at once is not its design goal. Why not uvicorn on a loopback port: a socket, a port and a
-server thread to manage for every CLI run. Instead, one private event loop runs forever on a
-daemon thread and every request, from any thread, is submitted to it with
-``asyncio.run_coroutine_threadsafe``; ``httpx.ASGITransport`` does the ASGI work. That is safe under
-``ApiClient.map`` parallelism (concurrent requests interleave on the loop exactly as they would
-in a server), and there is no socket to leak.
+``httpx.ASGITransport`` does the ASGI work: each request is a call of the app on the loop that sends
+it, so concurrent requests interleave exactly as they would in a server, with no socket, no port and
+no thread. What this adds to it:
 
-An exception out of the app (the emulator's fault injection resets connections by failing the
-exchange) reaches the client as ``httpx.RemoteProtocolError``, as a dropped connection would.
-The read timeout of the request applies while waiting for the app (``httpx.ReadTimeout``).
+- An exception out of the app (the emulator's fault injection resets connections by failing the
+  exchange) reaches the client as ``httpx.RemoteProtocolError``, as a dropped connection would.
+- The read timeout of the request applies while waiting for the app (``httpx.ReadTimeout``).
+- The answer is read whole, and the framing headers that described the raw bytes are dropped.
+- ``aclose()`` closes the emulator's store (``on_close``); a closed transport refuses requests as a
+  closed port would (``httpx.ConnectError``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import os
 import sqlite3
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,27 +26,19 @@ import httpx
 from reconciler.errors import ConfigError
 
 
-class InProcessTransport(httpx.BaseTransport):
+class InProcessTransport(httpx.AsyncBaseTransport):
     def __init__(self, app: Any, *, on_close: Callable[[], None] | None = None) -> None:
         self._asgi = httpx.ASGITransport(app=app, raise_app_exceptions=True, client=("127.0.0.1", 0))
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="reconciler-inprocess", daemon=True)
-        self._thread.start()
         self._on_close = on_close
         self._closed = False
-        self._close_lock = threading.Lock()
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._closed:
             raise httpx.ConnectError("the in-process emulator is closed", request=request)
-        content = request.read()
-        inner = httpx.Request(request.method, request.url, headers=request.headers, content=content)
-        future = asyncio.run_coroutine_threadsafe(self._send(inner), self._loop)
         timeout = request.extensions.get("timeout", {}).get("read")
         try:
-            status, headers, body = future.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
+            status, headers, body = await asyncio.wait_for(self._send(request), timeout)
+        except TimeoutError:
             raise httpx.ReadTimeout("the in-process emulator did not answer in time", request=request) from None
         except httpx.HTTPError:
             raise
@@ -67,14 +55,10 @@ class InProcessTransport(httpx.BaseTransport):
                    if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
         return response.status_code, headers, body
 
-    def close(self) -> None:
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         if self._on_close is not None:
             self._on_close()
 

@@ -28,11 +28,10 @@ the reader lists whole spaces anyway).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -66,42 +65,43 @@ SPACED_LISTS: Mapping[str, tuple[str, str]] = {k.name: (k.collection, k.list_key
                                                if k.spaced}
 
 
-Task = Callable[[], "list[Task] | None"]
+Task = Callable[[], Awaitable["list[Task] | None"]]
 
 
-def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | None = None) -> LiveState:
+async def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | None = None) -> LiveState:
     """Everything the plan compares against (module docstring), keyed as ``LiveState`` documents.
 
     With ``desired`` (the manifests the plan is for), the examples of a keyed dataset are compared
     with the declared ones page by page as they arrive (``read_examples``): only the ones that
     differ are kept whole, so a large dataset is not held twice.
 
-    The reads form independent chains on one pool of ``client.parallelism`` threads: the
-    account-wide lists, and spaces -> each (space, kind) list -> that list's per-resource reads. A
-    task returns the tasks its answer makes possible, so the next step of a chain starts as soon as
-    its own previous step is done and the long integration lists never hold up the rest."""
+    The reads form independent chains, tasks of the client's event loop (``run_tasks``; the client's
+    limit bounds the requests in flight): the account-wide lists, and spaces -> each (space, kind)
+    list -> that list's per-resource reads. A task returns the tasks its answer makes possible, so
+    the next step of a chain starts as soon as its own previous step is done and the long
+    integration lists never hold up the rest."""
     before = client.stats.snapshot()
     live = LiveState()
     wanted: dict[tuple[str, str], tuple[str, list[Any]]] = {}
 
     def integrations(asked: str) -> Task:
-        def read() -> None:
-            for item in client.paginate("/v2/integrations", "integrations", {"type": asked}, limit=LIST_LIMIT):
+        async def read() -> None:
+            for item in await client.paginate("/v2/integrations", "integrations", {"type": asked}, limit=LIST_LIMIT):
                 obj = LiveIntegration.read({"type": asked, **item}, "/v2/integrations")
                 live.integrations[(obj.type, obj.name)] = obj
         return read
 
-    def organizations() -> None:
+    async def organizations() -> None:
         live.organizations = [LiveOrganization.read(o, "/v2/organizations")
-                              for o in client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT)]
+                              for o in await client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT)]
 
-    def restrictions() -> None:
-        for item in client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT):
+    async def restrictions() -> None:
+        for item in await client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT):
             obj = RestrictionObject.read(item, "/v2/resource-restrictions")
             live.restrictions[(obj.resource_type, obj.resource_id)] = obj
 
-    def spaces() -> list[Task]:
-        live.spaces = [LiveSpace.read(s, "/v2/spaces") for s in client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)]
+    async def spaces() -> list[Task]:
+        live.spaces = [LiveSpace.read(s, "/v2/spaces") for s in await client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)]
         if desired is not None:
             wanted.update(wanted_examples(desired, live))
         space_ids = sorted({sid for s in scope.spaces if (sid := live.space_id(s)) is not None})
@@ -110,45 +110,35 @@ def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | None =
                     for name in ("prompts", "datasets", "retention", "evaluators")}
         return [_space_chain(client, live, declared, sid, kind, wanted) for sid in space_ids for kind in kinds]
 
-    run_tasks([spaces, integrations("LLM"), integrations("AGENT"), organizations, restrictions], client.parallelism)
+    await run_tasks([spaces, integrations("LLM"), integrations("AGENT"), organizations, restrictions])
     after = client.stats.snapshot()
     live.requests = after.total_requests - before.total_requests
     live.retries = after.retries - before.retries
     return live
 
 
-def run_tasks(tasks: list[Task], parallelism: int) -> None:
-    """Run tasks, and the follow-up tasks they return, on ``parallelism`` threads. A worker submits
-    the follow-ups of the task it ran itself (the waiting thread is woken once, at the end, not
-    once a task). On a failure no new task starts; the running ones finish, then the first error
-    is raised."""
-    lock = threading.Lock()
-    finished = threading.Event()
-    outstanding = len(tasks)
+async def run_tasks(tasks: list[Task]) -> None:
+    """Run tasks, and the follow-up tasks they return, concurrently on the running event loop. On a
+    failure no new task starts; the running ones finish, then the first error is raised. Cancelled
+    (Ctrl-C), it cancels the tasks it started and waits for them."""
+    running: set[asyncio.Task[list[Task] | None]] = set()
     errors: list[BaseException] = []
-    if not tasks:
-        return
-    with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="read") as pool:
-        def run(task: Task) -> None:
-            nonlocal outstanding
-            follow: list[Task] = []
-            try:
-                follow = task() or []
-            except BaseException as exc:  # noqa: B036 - handed to the waiting thread, which raises it
-                with lock:
-                    errors.append(exc)
-            with lock:
-                if not errors:
-                    outstanding += len(follow)
-                    for next_task in follow:
-                        pool.submit(run, next_task)
-                outstanding -= 1
-                if outstanding == 0:
-                    finished.set()
-
-        for task in tasks:
-            pool.submit(run, task)
-        finished.wait()
+    for task in tasks:
+        running.add(asyncio.ensure_future(task()))
+    try:
+        while running:
+            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for finished in done:
+                error = finished.exception()
+                if error is not None:
+                    errors.append(error)
+                elif not errors:
+                    running.update(asyncio.ensure_future(follow()) for follow in finished.result() or ())
+    except asyncio.CancelledError:
+        for pending in running:
+            pending.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
     if errors:
         raise errors[0]
 
@@ -156,11 +146,11 @@ def run_tasks(tasks: list[Task], parallelism: int) -> None:
 def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[tuple[str, str]]], space_id: str,
                  kind: str, wanted: Mapping[tuple[str, str], tuple[str, list[Any]]]) -> Task:
     """One space's list of one kind; its result is the per-resource reads of the declared ones in it."""
-    def run() -> list[Task]:
+    async def run() -> list[Task]:
         reads: list[Task] = []
         path, list_key = SPACED_LISTS[kind]
         table = getattr(live, KIND_SPECS[kind].table)
-        for item in client.paginate(path, list_key, {"space_id": space_id}, limit=LIST_LIMIT):
+        for item in await client.paginate(path, list_key, {"space_id": space_id}, limit=LIST_LIMIT):
             obj = _LISTED[kind](item, path)
             key = (space_id, item["name"])
             table[key] = obj
@@ -229,11 +219,11 @@ def _declared(live: LiveState, keys: Iterable[tuple[str, str]]) -> list[tuple[st
     return sorted(out)
 
 
-def _read_prompt_versions(client: ApiClient, prompt: LivePrompt) -> Callable[[], None]:
-    def read() -> None:
+def _read_prompt_versions(client: ApiClient, prompt: LivePrompt) -> Task:
+    async def read() -> None:
         path = f"/v2/prompts/{path_segment(prompt.id)}/versions"
         versions = [PromptVersionObject.read(v, path)
-                    for v in client.paginate(path, "prompt_versions", limit=LIST_LIMIT)]
+                    for v in await client.paginate(path, "prompt_versions", limit=LIST_LIMIT)]
         prompt.version_count = len(versions)
         prompt.latest = versions[0] if versions else None
         prompt.labels = labels_of(versions)
@@ -260,7 +250,7 @@ def wanted_examples(desired: ManifestSet, live: LiveState) -> dict[tuple[str, st
     return out
 
 
-def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, list[Any]] | None) -> None:
+async def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, list[Any]] | None) -> None:
     """The examples of the dataset's latest version, into ``dataset.examples`` (and
     ``dataset.matched``, ``dataset.examples_digest``), consumed a page at a time.
 
@@ -285,7 +275,7 @@ def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, li
     digest = hashlib.sha256()
     separator = ""  # the digest is of every example's "id|updated_at", joined by newlines
     path = f"/v2/datasets/{path_segment(dataset.id)}/examples"
-    for page in client.pages(path, "examples", limit=EXAMPLES_LIMIT):
+    async for page in client.pages(path, "examples", limit=EXAMPLES_LIMIT):
         if page:
             digest.update((separator + "\n".join(f"{e.get('id')}|{e.get('updated_at')}" for e in page)).encode())
             separator = "\n"
@@ -294,7 +284,7 @@ def read_examples(client: ApiClient, dataset: LiveDataset, wanted: tuple[str, li
                 k = e[key]
                 want = index.get(k)
                 if k in matched or k in kept_keys:  # met twice live: read it all again, whole
-                    read_examples(client, dataset, None)
+                    await read_examples(client, dataset, None)
                     return
                 if want is not None and same_example(e, want):
                     matched.add(want[key])
@@ -321,39 +311,39 @@ def same_example(live: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
             and want.items() <= live.items())
 
 
-def _read_experiments(client: ApiClient, dataset: LiveDataset) -> Callable[[], None]:
-    def read() -> None:
-        dataset.experiments = read_experiments(client, dataset.id)
+def _read_experiments(client: ApiClient, dataset: LiveDataset) -> Task:
+    async def read() -> None:
+        dataset.experiments = await read_experiments(client, dataset.id)
     return read
 
 
-def read_experiments(client: ApiClient, dataset_id: str) -> list[ExperimentObject]:
-    return [ExperimentObject.read(e, "/v2/experiments") for e in client.paginate(
+async def read_experiments(client: ApiClient, dataset_id: str) -> list[ExperimentObject]:
+    return [ExperimentObject.read(e, "/v2/experiments") for e in await client.paginate(
         "/v2/experiments", "experiments", {"dataset_id": dataset_id}, limit=LIST_LIMIT)]
 
 
-def read_evaluator(client: ApiClient, evaluator_id: str) -> LiveEvaluator:
+async def read_evaluator(client: ApiClient, evaluator_id: str) -> LiveEvaluator:
     """GET /v2/evaluators/{id}: the evaluator with its latest version taken apart."""
     path = f"/v2/evaluators/{path_segment(evaluator_id)}"
-    full = dict(client.get(path))
+    full = dict(await client.get(path))
     version = full.pop("version", None)
     return LiveEvaluator(evaluator=EvaluatorObject.read(full, path),
                          latest=EvaluatorVersionObject.read(version, path) if isinstance(version, dict) else None)
 
 
-def read_prompt(client: ApiClient, prompt_id: str) -> LivePrompt:
+async def read_prompt(client: ApiClient, prompt_id: str) -> LivePrompt:
     """GET /v2/prompts/{id}: the prompt with its latest version (and that version's labels)."""
     path = f"/v2/prompts/{path_segment(prompt_id)}"
-    full = dict(client.get(path))
+    full = dict(await client.get(path))
     version = full.pop("version", None)
     latest = PromptVersionObject.read(version, path) if isinstance(version, dict) else None
     return LivePrompt(prompt=PromptObject.read(full, path), latest=latest,
                       labels=labels_of([latest] if latest else []))
 
 
-def _read_evaluator(client: ApiClient, evaluator: LiveEvaluator) -> Callable[[], None]:
-    def read() -> None:
-        evaluator.latest = read_evaluator(client, evaluator.id).latest
+def _read_evaluator(client: ApiClient, evaluator: LiveEvaluator) -> Task:
+    async def read() -> None:
+        evaluator.latest = (await read_evaluator(client, evaluator.id)).latest
     return read
 
 
@@ -469,7 +459,7 @@ _ESSENCES: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
 ESSENCE_KINDS = tuple(_ESSENCES)
 
 
-def read_integration_users(client: ApiClient, live: LiveState) -> list[tuple[str, str, str, str]]:
+async def read_integration_users(client: ApiClient, live: LiveState) -> list[tuple[str, str, str, str]]:
     """``(integration id, space name, evaluator name, evaluator id)`` for every evaluator of the
     account whose latest version names an integration (``llm_config.ai_integration_id``), declared
     or not, in every space. Read only when a plan would delete or replace an integration: the
@@ -484,19 +474,19 @@ def read_integration_users(client: ApiClient, live: LiveState) -> list[tuple[str
             found.append((used, live.space_name(space_id), evaluator.evaluator.name, evaluator.id))
 
     def latest(space_id: str, evaluator: LiveEvaluator) -> Task:
-        def read() -> None:
+        async def read() -> None:
             if evaluator.latest is None:
-                _read_evaluator(client, evaluator)()
+                await _read_evaluator(client, evaluator)()
             use(space_id, evaluator)
         return read
 
     def space(space_id: str) -> Task:
-        def read() -> list[Task]:
-            items = client.paginate("/v2/evaluators", "evaluators", {"space_id": space_id}, limit=LIST_LIMIT)
+        async def read() -> list[Task]:
+            items = await client.paginate("/v2/evaluators", "evaluators", {"space_id": space_id}, limit=LIST_LIMIT)
             return [latest(space_id, LiveEvaluator(evaluator=EvaluatorObject.read(item, "/v2/evaluators"))) for item in items]
         return read
 
     tasks: list[Task] = [latest(sid, e) for (sid, _), e in sorted(live.evaluators.items())]
     tasks += [space(s.id) for s in live.spaces if s.id not in known]
-    run_tasks(tasks, client.parallelism)
+    await run_tasks(tasks)
     return sorted(found)

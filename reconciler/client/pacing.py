@@ -31,13 +31,20 @@ a rate far under the real one. So the pacer measures the rate instead:
 - A window with fewer than ``MIN_SAMPLES`` answers measures nothing: the rate then only falls, by
   ``DECREASE`` (multiplicative decrease).
 
-The 429 itself is still obeyed: the client pauses every worker for its ``Retry-After``
-(``ApiClient._throttle``); pacing is what keeps the next one from coming.
+- **Slow start after the first 429.** The first rate is a lower bound when the service's bucket
+  holds less than a ``Retry-After`` of tokens (a bucket of a tenth of a second makes it a fifth of
+  the real rate): until the next collision measures a window, the pace doubles every
+  ``SLOW_START_S``. That window starts at an empty bucket, so it measures the rate whatever the
+  bucket's size, and the pace can only come down to it.
+
+The pacer decides, the client waits: ``acquire()`` returns the time the request may be sent, and
+the client sleeps until then on its event loop (one loop owns the pacer: no lock). The 429 itself
+is still obeyed: the throttled request waits its ``Retry-After``; until the pacer has a rate every
+request does (``ApiClient._throttle``), and once it has one the others keep to the pace.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,6 +64,8 @@ MIN_SAMPLES = 5
 BURST_S = 1.0
 #: The slowest pace the pacer sets (requests per second).
 MIN_RATE = 0.1
+#: After the first 429, until a window is measured, the pace doubles this often (seconds).
+SLOW_START_S = 0.15
 
 
 @dataclass(frozen=True)
@@ -67,16 +76,15 @@ class PacerState:
 
 
 class Pacer:
-    """See the module docstring. ``acquire()`` before each request, ``answered(sent_at)`` after
-    any answer but a 429, ``throttled(sent_at, retry_after)`` after a 429."""
+    """See the module docstring. ``acquire()`` before each request (then wait until the time it
+    returns), ``answered(sent_at)`` after any answer but a 429, ``throttled(sent_at, retry_after)``
+    after a 429."""
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep,
                  on_event: Callable[[str], None] | None = None) -> None:
         self._clock = clock
-        self._sleep = sleep
         self._on_event = on_event
-        self._lock = threading.Lock()
+        self._slow_start = False  # from the first 429 until a window is measured
         self._rate: float | None = None
         self._tat = float("-inf")  # the next free slot (GCRA's theoretical arrival time)
         self._started: float | None = None  # the first request
@@ -86,82 +94,90 @@ class Pacer:
         self._burst_s = BURST_S
         self._collisions = 0
         self._paced_s = 0.0
+        self._banked = False  # the pacer was idle since the last collision (a burst was banked)
 
     @property
     def rate(self) -> float | None:
-        with self._lock:
-            return self._rate
+        return self._rate
 
     @property
     def burst_s(self) -> float:
-        with self._lock:
-            return self._burst_s
+        return self._burst_s
 
     def state(self) -> PacerState:
-        with self._lock:
-            return PacerState(self._rate, self._collisions, self._paced_s)
+        return PacerState(self._rate, self._collisions, self._paced_s)
 
     def acquire(self) -> float:
-        """Wait for this request's slot; returns the time it is sent (for ``answered``/``throttled``)."""
-        with self._lock:
-            now = self._clock()
-            if self._started is None:
-                self._started = now
-            if self._rate is None:
-                return now
-            if now - self._increased_at >= 1.0:  # additive increase, once a second at most
-                seconds = min(now - self._increased_at, 10.0)
-                quiet = max(1.0, now - (self._window_start or now))
-                self._rate *= 1.0 + INCREASE * seconds * quiet
+        """Reserve this request's slot: the time it may be sent (now, or later when paced), for
+        ``answered``/``throttled``."""
+        now = self._clock()
+        if self._started is None:
+            self._started = now
+        if self._rate is None:
+            return now
+        if self._slow_start:
+            if now - self._increased_at >= SLOW_START_S:
+                self._rate *= 2.0
                 self._increased_at = now
-            slot = max(self._tat, now - self._burst_s)
-            self._tat = slot + 1.0 / self._rate
-            wait = slot - now
-            if wait > 0:
-                self._paced_s += wait
-        if wait > 0:
-            self._sleep(wait)
-            return now + wait
+        elif now - self._increased_at >= 1.0:  # additive increase, once a second at most
+            seconds = min(now - self._increased_at, 10.0)
+            quiet = max(1.0, now - (self._window_start or now))
+            self._rate *= 1.0 + INCREASE * seconds * quiet
+            self._increased_at = now
+        if self._tat < now:
+            self._banked = True  # idle since the last slot: a burst builds up
+        slot = max(self._tat, now - self._burst_s)
+        self._tat = slot + 1.0 / self._rate
+        if slot > now:
+            self._paced_s += slot - now
+            return slot
         return now
 
     def answered(self, sent_at: float) -> None:
-        with self._lock:
-            self._answered += 1
+        self._answered += 1
 
     def throttled(self, sent_at: float, retry_after: float | None) -> None:
         """A 429 to a request sent at ``sent_at``, which asked to wait ``retry_after`` seconds."""
-        with self._lock:
-            now = self._clock()
-            if self._window_start is not None and sent_at < self._window_start:
-                return  # in flight when the collision was seen: the same collision
-            self._collisions += 1
-            answered, self._answered = self._answered, 0
-            if self._rate is not None and self._window_start is not None \
-                    and answered <= self._rate * self._burst_s + 1:
-                self._burst_s = max(1.0 / self._rate, self._burst_s / 2)
-                self._window_start = now
-                return
-            if self._window_start is None:
-                start = self._started if self._started is not None else now
-                seconds = now - start + (retry_after if retry_after else 1.0)
-            else:
-                seconds = now - self._window_start
+        now = self._clock()
+        if self._window_start is not None and sent_at < self._window_start:
+            return  # in flight when the collision was seen: the same collision
+        self._collisions += 1
+        answered, self._answered = self._answered, 0
+        banked, self._banked = self._banked, False
+        slow_start, self._slow_start = self._slow_start, False
+        if self._rate is not None and self._window_start is not None and banked and not slow_start \
+                and answered <= self._rate * self._burst_s + 1:
+            self._burst_s = max(1.0 / self._rate, self._burst_s / 2)
             self._window_start = now
             self._increased_at = now + (retry_after or 0.0)
-            before = self._rate
-            if answered >= MIN_SAMPLES and seconds > 0:
-                measured = answered / seconds
-                if before is None or seconds >= TRUSTED_WINDOW_S:
-                    self._rate = HEADROOM * measured
-                else:
-                    self._rate = HEADROOM * min(before, measured)
-                how = f"{answered} answers in {seconds:.1f}s since the last 429"
-            elif before is not None:
-                self._rate = before * DECREASE
-                how = "too few answers to measure; slowing down"
+            self._tat = max(self._tat, now + 1.0 / self._rate)  # the bucket is empty: one slot's pause
+            return
+        if self._window_start is None:
+            start = self._started if self._started is not None else now
+            seconds = now - start + (retry_after if retry_after else 1.0)
+        else:
+            seconds = now - self._window_start
+        self._window_start = now
+        before = self._rate
+        if answered >= MIN_SAMPLES and seconds > 0:
+            measured = answered / seconds
+            if before is None or seconds >= TRUSTED_WINDOW_S:
+                self._rate = HEADROOM * measured
             else:
-                return  # nothing to learn from yet: the Retry-After pause alone
-            self._rate = max(MIN_RATE, self._rate)
-            rate = self._rate
+                self._rate = HEADROOM * min(before, measured)
+            how = f"{answered} answers in {seconds:.1f}s since the last 429"
+        elif before is not None:
+            self._rate = before * DECREASE
+            how = "too few answers to measure; slowing down"
+        else:
+            return  # nothing to learn from yet: the Retry-After pause alone
+        self._rate = max(MIN_RATE, self._rate)
+        if before is None:  # the first rate is a lower bound: double it until a window measures one
+            self._slow_start = True
+            self._increased_at = now
+        else:
+            self._increased_at = now + (retry_after or 0.0)
+        self._tat = max(self._tat, now + 1.0 / self._rate)  # the bucket is empty: one slot's pause
+        rate = self._rate
         if self._on_event is not None and (before is None or abs(rate - before) / before > 0.05):
             self._on_event(f"rate limited: pacing requests at {rate:.1f}/s ({how})")

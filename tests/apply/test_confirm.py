@@ -39,18 +39,18 @@ def recording_client(n: int) -> tuple[ApiClient, Counter[str]]:
         k = path.rsplit("I", 1)[1]
         return httpx.Response(200, json={"id": f"I{k}", "type": "LLM", "name": f"i{k}", "v": 1})
 
-    return ApiClient(httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler))), seen
+    return ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler))), seen
 
 
 def test_a_few_touched_integrations_are_read_one_by_one() -> None:
     client, seen = recording_client(50)
-    fresh = reread_touched(update_plan(["i3"]), live_with(50), {}, client)
+    fresh = client.run(reread_touched(update_plan(["i3"]), live_with(50), {}, client))
     assert seen == {"get": 1}
     assert fresh.integrations[("LLM", "i3")].raw()["v"] == 1 and fresh.integrations[("LLM", "i4")].raw()["v"] == 0
 
 
 def test_many_touched_integrations_are_re_listed() -> None:
     client, seen = recording_client(50)
-    fresh = reread_touched(update_plan([f"i{k}" for k in range(10)]), live_with(50), {}, client)
+    fresh = client.run(reread_touched(update_plan([f"i{k}" for k in range(10)]), live_with(50), {}, client))
     assert seen == {"list": 1}
     assert all(obj.raw()["v"] == 1 for obj in fresh.integrations.values())

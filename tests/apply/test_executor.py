@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 from typing import Any
 
 import httpx
 import pytest
 
-from reconciler.apply.executor import APPLIED, FAILED, SKIPPED, execute
+from reconciler.apply.executor import APPLIED, FAILED, SKIPPED, ApplyReport, execute
 from reconciler.client.http import ApiClient
 from reconciler.plan.model import SENSITIVE, Operation, Plan
+from tests.apply.runs import no_sleep, run_plan
 
 
 def client(handler: Any) -> ApiClient:
-    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler))
-    return ApiClient(http, max_retries=0, sleep=lambda s: None)
+    http = httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler))
+    return ApiClient(http, max_retries=0, sleep=no_sleep)
 
 
 def op(id: str, method: str, path: str, body: Any = None, depends: tuple[str, ...] = (), **kw: Any) -> Operation:
@@ -43,7 +46,7 @@ def test_references_resolve_from_earlier_responses_and_secrets_are_read_again(mo
         op("a", "POST", "/v2/prompts", {"name": "a", "api_key": SENSITIVE}, secrets={"/api_key": "env:CANARY_KEY"}),
         op("b", "PUT", "/v2/prompt-versions/${a:version.id}/labels", {"labels": ["x"], "of": "${a:id}"}, ("a",)),
     ))
-    report = execute(plan, client(handler), parallelism=4)
+    report = run_plan(plan, client(handler), parallelism=4)
     assert report.ok
     assert seen == [("POST", "/v2/prompts", {"name": "a", "api_key": "sekret-123"}),
                     ("PUT", "/v2/prompt-versions/V1/labels", {"labels": ["x"], "of": "P1"})]
@@ -56,7 +59,7 @@ def test_a_failed_call_skips_its_dependents_and_independent_work_goes_on() -> No
 
     plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PUT", "/v2/b", {}, ("a",)),
                             op("c", "PUT", "/v2/c", {}, ("b",)), op("d", "PATCH", "/v2/d", {})))
-    report = execute(plan, client(handler), parallelism=2)
+    report = run_plan(plan, client(handler), parallelism=2)
     assert [(o.op.id, o.status) for o in report.outcomes] == [("a", FAILED), ("b", SKIPPED), ("c", SKIPPED),
                                                               ("d", APPLIED)]
     assert "422 Boom: no" in (report.outcomes[0].detail or "")
@@ -73,7 +76,7 @@ def test_fail_fast_starts_nothing_after_the_first_failure() -> None:
         return problem(500) if request.url.path == "/v2/a" else httpx.Response(200, json={})
 
     plan = Plan(operations=tuple(op(n, "PATCH", f"/v2/{n}", {}, address="same") for n in "abcd"))
-    report = execute(plan, client(handler), parallelism=1, fail_fast=True)
+    report = run_plan(plan, client(handler), parallelism=1, fail_fast=True)
     assert calls == ["/v2/a"]
     assert [o.status for o in report.outcomes] == [FAILED, SKIPPED, SKIPPED, SKIPPED]
 
@@ -87,7 +90,7 @@ def test_deletes_run_after_creates_and_updates() -> None:
 
     plan = Plan(operations=(op("del", "DELETE", "/v2/integrations/9", action="delete"),
                             op("new", "POST", "/v2/integrations", {"name": "n"})))
-    assert execute(plan, client(handler), parallelism=4).ok
+    assert run_plan(plan, client(handler), parallelism=4).ok
     assert order == ["POST /v2/integrations", "DELETE /v2/integrations/9"]
 
 
@@ -99,7 +102,7 @@ def test_a_create_that_meets_409_adopts_the_existing_resource() -> None:
                                          "pagination": {"has_more": False}})
 
     plan = Plan(operations=(op("n", "POST", "/v2/integrations", {"type": "LLM", "name": "n"}),))
-    report = execute(plan, client(handler))
+    report = run_plan(plan, client(handler))
     assert report.ok and report.responses["n"]["id"] == "I9"
     assert "adopted" in (report.outcomes[0].detail or "")
 
@@ -128,8 +131,8 @@ def test_a_versioned_examples_patch_is_not_sent_twice_after_an_ambiguous_failure
                                                        "example_ids": ["E1"]}, ("v",), address="d",
            action="update"),
     ))
-    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler))
-    report = execute(plan, ApiClient(http, max_retries=2, sleep=lambda s: None))
+    http = httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler))
+    report = run_plan(plan, ApiClient(http, max_retries=2, sleep=no_sleep))
     assert report.ok, report.lines()
     assert sent == ["PATCH /v2/datasets/D1/examples", "GET /v2/datasets/D1", "DELETE /v2/datasets/D1/examples"]
 
@@ -143,11 +146,11 @@ def test_a_secret_the_service_echoes_in_a_problem_is_redacted_from_the_report(mo
                                          "detail": f"invalid body {request.content.decode()}"},
                               headers={"content-type": "application/problem+json"})
 
-    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler))
-    api = ApiClient(http, max_retries=0, sleep=lambda s: None, on_event=events.append)
+    http = httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler))
+    api = ApiClient(http, max_retries=0, sleep=no_sleep, on_event=events.append)
     plan = Plan(operations=(op("a", "POST", "/v2/integrations", {"name": "a", "config": {"api_key": SENSITIVE}},
                                secrets={"/config/api_key": "env:CANARY_KEY"}),))
-    report = execute(plan, api)
+    report = run_plan(plan, api)
     (outcome,) = report.outcomes
     assert outcome.status == FAILED and "invalid body" in (outcome.detail or "")
     shown = "\n".join(report.lines()) + "\n".join(events)
@@ -159,84 +162,52 @@ def test_a_secret_too_short_to_search_for_does_not_garble_messages(monkeypatch: 
     events: list[str] = []
     answer = httpx.Response(422, json={"title": "Unprocessable Entity", "status": 422, "detail": "names must be set"},
                             headers={"content-type": "application/problem+json"})
-    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(lambda r: answer))
-    api = ApiClient(http, max_retries=0, sleep=lambda s: None, on_event=events.append)
+    http = httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(lambda r: answer))
+    api = ApiClient(http, max_retries=0, sleep=no_sleep, on_event=events.append)
     plan = Plan(operations=(op("a", "POST", "/v2/integrations", {"api_key": SENSITIVE},
                                secrets={"/api_key": "env:TINY"}),))
-    (outcome,) = execute(plan, api).outcomes
+    (outcome,) = run_plan(plan, api).outcomes
     assert outcome.detail == "422 Unprocessable Entity: names must be set"  # every "s" left as it is
 
 
-def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_more(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    import threading
-
-    from reconciler.apply import executor
-
-    started, release = threading.Event(), threading.Event()
-
-    def handler(request: httpx.Request) -> httpx.Response:
+def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_more() -> None:
+    async def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/v2/slow":
-            started.set()
-            release.wait(5)
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C lands while this call is in flight
+            await asyncio.sleep(0.01)
         return httpx.Response(200, json={"id": "x"})
 
-    real_wait = executor._wait
-
-    def ctrl_c_while_waiting(over: threading.Event) -> None:  # Ctrl-C lands where the executor waits
-        if not release.is_set():
-            started.wait(5)
-            release.set()
-            raise KeyboardInterrupt
-        real_wait(over)
-
-    monkeypatch.setattr(executor, "_wait", ctrl_c_while_waiting)
+    api = client(handler)
     plan = Plan(operations=(op("slow", "PUT", "/v2/slow", {}), op("next", "PUT", "/v2/next", {}, ("slow",)),
                             op("later", "DELETE", "/v2/later", action="delete")))
-    report = execute(plan, client(handler), parallelism=2)
+    report = run_plan(plan, api, parallelism=2)
     assert report.interrupted
     statuses = {o.op.id: (o.status, o.detail) for o in report.outcomes}
     assert statuses["slow"][0] == APPLIED  # in flight when interrupted: finished and reported
     assert statuses["next"] == (SKIPPED, "not started: interrupted (Ctrl-C)")
     assert statuses["later"] == (SKIPPED, "not started: interrupted (Ctrl-C)")  # a later phase never began
+    assert api.run(api.get("/v2/after")) == {"id": "x"}  # the loop goes on serving after the interrupt
 
 
-def test_ctrl_c_landing_while_a_worker_starts_still_reports_the_call_it_sent(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The interrupt can arrive while the executor starts its workers, the first already sending:
-    that call takes effect and is reported, and nothing more starts."""
-    import threading
-
-    from reconciler.apply import executor
-
-    sent, release = threading.Event(), threading.Event()
+def test_ctrl_c_while_several_calls_are_in_flight_waits_for_each_and_reports_each() -> None:
     calls: list[str] = []
-    interrupted: list[bool] = []
+    applying: list[asyncio.Task[Any]] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    async def handler(request: httpx.Request) -> httpx.Response:
         calls.append(request.url.path)
-        sent.set()
-        release.wait(5)  # still in flight when the interrupt lands
+        if len(calls) == 3:
+            applying[0].cancel()  # what the loop does on Ctrl-C
+        await asyncio.sleep(0.01 * len(calls))  # they end one after another, after the interrupt
         return httpx.Response(200, json={"id": "x"})
 
-    real_start, real_wait_in_flight = executor._start, executor._wait_in_flight
+    async def apply() -> ApplyReport:
+        applying.append(asyncio.current_task())  # type: ignore[arg-type]
+        return await execute(plan, api, parallelism=3)
 
-    def answer_then_wait(*args: Any) -> None:  # the interrupt is being handled: let the call finish now
-        release.set()
-        real_wait_in_flight(*args)
-
-    monkeypatch.setattr(executor, "_wait_in_flight", answer_then_wait)
-
-    def start_then_ctrl_c(worker: threading.Thread) -> None:
-        real_start(worker)
-        if not interrupted:
-            interrupted.append(True)
-            sent.wait(5)
-            raise KeyboardInterrupt  # before the executor could start the other workers and wait
-
-    monkeypatch.setattr(executor, "_start", start_then_ctrl_c)
-    plan = Plan(operations=(op("first", "PUT", "/v2/first", {}), op("second", "PUT", "/v2/second", {}, ("first",))))
-    report = execute(plan, client(handler), parallelism=2)
-    assert report.interrupted and calls == ["/v2/first"]
-    statuses = {o.op.id: (o.status, o.detail) for o in report.outcomes}
-    assert statuses["first"] == (APPLIED, None)  # it was sent: reported as applied, not as "not started"
-    assert statuses["second"] == (SKIPPED, "not started: interrupted (Ctrl-C)")
+    api = client(handler)
+    plan = Plan(operations=tuple(op(f"c{i}", "PUT", f"/v2/c{i}", {}) for i in range(6)))
+    report = api.run(apply())
+    assert report.interrupted and calls == ["/v2/c0", "/v2/c1", "/v2/c2"]
+    statuses = [(o.op.id, o.status) for o in report.outcomes]
+    assert statuses == [("c0", APPLIED), ("c1", APPLIED), ("c2", APPLIED),
+                        ("c3", SKIPPED), ("c4", SKIPPED), ("c5", SKIPPED)]

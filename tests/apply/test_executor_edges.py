@@ -3,6 +3,7 @@ sends, what the end report and its advice say, and the callbacks a progress disp
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from typing import Any
@@ -10,14 +11,15 @@ from typing import Any
 import httpx
 import pytest
 
-from reconciler.apply.executor import APPLIED, FAILED, SKIPPED, ApplyReport, Outcome, describe, execute
+from reconciler.apply.executor import APPLIED, FAILED, SKIPPED, ApplyReport, Outcome, describe
 from reconciler.client.http import ApiClient
 from reconciler.plan.model import APPLY_TIME, Change, Operation, Plan
+from tests.apply.runs import no_sleep, run_plan
 
 
 def client(handler: Any, **kw: Any) -> ApiClient:
-    http = httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler))
-    return ApiClient(http, max_retries=kw.pop("max_retries", 0), sleep=lambda s: None, **kw)
+    http = httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler))
+    return ApiClient(http, max_retries=kw.pop("max_retries", 0), sleep=no_sleep, **kw)
 
 
 def op(id: str, method: str = "PATCH", path: str | None = None, body: Any = None, depends: tuple[str, ...] = (),
@@ -59,7 +61,7 @@ def test_deletes_go_kind_by_kind_in_reverse_dependency_order_after_every_other_c
     kinds = ["Integration", "Dataset", "Prompt", "Evaluator", "ResourceRestriction", "Experiment", "Space"]
     ops = tuple(op(f"d{k}", "DELETE", f"/v2/{k.lower()}/1", action="delete", kind=k) for k in kinds)
     rec = Recorder()
-    report = execute(Plan(operations=(*ops, op("u", "PATCH", "/v2/u"))), client(rec), parallelism=4)
+    report = run_plan(Plan(operations=(*ops, op("u", "PATCH", "/v2/u"))), client(rec), parallelism=4)
     assert report.ok
     assert rec.sent == ["PATCH /v2/u", "DELETE /v2/experiment/1", "DELETE /v2/resourcerestriction/1",
                         "DELETE /v2/evaluator/1", "DELETE /v2/prompt/1", "DELETE /v2/dataset/1",
@@ -71,28 +73,28 @@ def test_a_replace_deletes_in_the_first_phase_in_plan_order() -> None:
     plan = Plan(operations=(op("gone", "DELETE", "/v2/integrations/OLD", action="replace", address="Integration/x"),
                             op("new", "POST", "/v2/integrations", {"name": "x"}, action="replace",
                                address="Integration/x")))
-    assert execute(plan, client(rec), parallelism=4).ok
+    assert run_plan(plan, client(rec), parallelism=4).ok
     assert rec.sent == ["DELETE /v2/integrations/OLD", "POST /v2/integrations"]
 
 
 def test_calls_of_one_resource_keep_their_plan_order_with_many_workers() -> None:
     rec = Recorder()
     plan = Plan(operations=tuple(op(f"c{i}", "PATCH", f"/v2/x/{i}", address="Prompt/research/p") for i in range(6)))
-    assert execute(plan, client(rec, parallelism=4), parallelism=4).ok
+    assert run_plan(plan, client(rec, parallelism=4), parallelism=4).ok
     assert rec.sent == [f"PATCH /v2/x/{i}" for i in range(6)]
 
 
 def test_ready_calls_start_in_plan_order_on_one_worker() -> None:
     rec = Recorder()
     plan = Plan(operations=(op("b", depends=("a",)), op("a"), op("c"), op("d", depends=("c",))))
-    assert execute(plan, client(rec), parallelism=1).ok
+    assert run_plan(plan, client(rec), parallelism=1).ok
     assert rec.sent == ["PATCH /v2/things/a", "PATCH /v2/things/b", "PATCH /v2/things/c", "PATCH /v2/things/d"]
 
 
 def test_a_dependency_that_failed_in_an_earlier_phase_skips_the_delete_naming_it() -> None:
     rec = Recorder({"/v2/things/a": problem(422)})
     plan = Plan(operations=(op("a"), op("z", "DELETE", "/v2/z", depends=("a",), action="delete")))
-    report = execute(plan, client(rec), parallelism=2)
+    report = run_plan(plan, client(rec), parallelism=2)
     assert [(o.op.id, o.status, o.detail) for o in report.outcomes] == [
         ("a", FAILED, "422 Boom: no"), ("z", SKIPPED, "depends on a, which was failed")]
     assert rec.sent == ["PATCH /v2/things/a"]
@@ -101,7 +103,7 @@ def test_a_dependency_that_failed_in_an_earlier_phase_skips_the_delete_naming_it
 def test_a_skipped_call_skips_what_depends_on_it_too_and_the_rest_is_sent() -> None:
     rec = Recorder({"/v2/things/a": problem(500)})
     plan = Plan(operations=(op("a"), op("b", depends=("a",)), op("c", depends=("b",)), op("d")))
-    report = execute(plan, client(rec), parallelism=3)
+    report = run_plan(plan, client(rec), parallelism=3)
     assert [o.status for o in report.outcomes] == [FAILED, SKIPPED, SKIPPED, APPLIED]
     assert report.outcomes[2].detail == "depends on b, which was skipped"
     assert sorted(rec.sent) == ["PATCH /v2/things/a", "PATCH /v2/things/d"]
@@ -111,7 +113,7 @@ def test_a_skipped_call_skips_what_depends_on_it_too_and_the_rest_is_sent() -> N
 def test_fail_fast_skips_later_phases_too() -> None:
     rec = Recorder({"/v2/things/a": problem(500)})
     plan = Plan(operations=(op("a"), op("z", "DELETE", "/v2/z", action="delete")))
-    report = execute(plan, client(rec), parallelism=2, fail_fast=True)
+    report = run_plan(plan, client(rec), parallelism=2, fail_fast=True)
     assert [(o.status, o.detail) for o in report.outcomes] == [
         (FAILED, "500 Boom: no"), (SKIPPED, "not started: --fail-fast after an earlier failure")]
     assert rec.sent == ["PATCH /v2/things/a"]
@@ -121,12 +123,12 @@ def test_without_fail_fast_a_failure_stops_nothing_else() -> None:
     rec = Recorder({"/v2/things/a": problem(500)})
     plan = Plan(operations=(op("a", address="Integration/s"), op("b", address="Integration/s"),
                             op("z", "DELETE", "/v2/z", action="delete")))
-    report = execute(plan, client(rec), parallelism=1)
+    report = run_plan(plan, client(rec), parallelism=1)
     assert [o.status for o in report.outcomes] == [FAILED, APPLIED, APPLIED]
 
 
 def test_an_empty_plan_sends_nothing_and_reports_nothing() -> None:
-    report = execute(Plan(operations=()), client(Recorder()))
+    report = run_plan(Plan(operations=()), client(Recorder()))
     assert report.outcomes == [] and report.ok
     assert report.lines() == ["Applied: 0", "Failed: 0", "Skipped: 0"]
 
@@ -142,7 +144,7 @@ def test_each_method_sends_its_body_and_a_delete_of_a_missing_object_counts_as_d
         op("e", "PATCH", "/v2/empty", {"a": 1}),
         op("g", "DELETE", "/v2/gone", action="delete"),
     ))
-    report = execute(plan, client(rec), parallelism=1)
+    report = run_plan(plan, client(rec), parallelism=1)
     assert [o.status for o in report.outcomes] == [APPLIED] * 4
     assert rec.calls == [("POST", "/v2/new", {"name": "n"}), ("PUT", "/v2/labels", {"labels": ["x"]}),
                          ("PATCH", "/v2/empty", {"a": 1}), ("DELETE", "/v2/gone", None)]
@@ -152,22 +154,22 @@ def test_each_method_sends_its_body_and_a_delete_of_a_missing_object_counts_as_d
 def test_a_delete_that_is_part_of_an_update_fails_on_404() -> None:
     rec = Recorder({"/v2/examples": problem(404)})
     plan = Plan(operations=(op("x", "DELETE", "/v2/examples", {"example_ids": ["E1"]}, action="update"),))
-    report = execute(plan, client(rec))
+    report = run_plan(plan, client(rec))
     assert report.outcomes[0].status == FAILED
     assert report.outcomes[0].http_status == 404
     assert rec.calls == [("DELETE", "/v2/examples", {"example_ids": ["E1"]})]
 
 
 def test_an_unknown_method_fails_that_call_only() -> None:
-    report = execute(Plan(operations=(op("x", "TRACE"), op("y"))), client(Recorder()))
+    report = run_plan(Plan(operations=(op("x", "TRACE"), op("y"))), client(Recorder()))
     assert [(o.status, o.detail) for o in report.outcomes] == [(FAILED, "unsupported method TRACE"), (APPLIED, None)]
 
 
 def test_the_apply_time_is_the_one_given_or_the_start_of_the_apply() -> None:
     rec = Recorder()
     plan = Plan(operations=(op("v", "PATCH", "/v2/d", {"new_version": APPLY_TIME}),))
-    execute(plan, client(rec), apply_time="2026-01-01T12:00:00Z")
-    execute(plan, client(rec))
+    run_plan(plan, client(rec), apply_time="2026-01-01T12:00:00Z")
+    run_plan(plan, client(rec))
     assert rec.calls[0][2] == {"new_version": "2026-01-01T12:00:00Z"}
     stamp = rec.calls[1][2]["new_version"]
     assert len(stamp) == 20 and stamp.endswith("Z") and stamp[10] == "T"
@@ -176,7 +178,7 @@ def test_the_apply_time_is_the_one_given_or_the_start_of_the_apply() -> None:
 def test_a_reference_to_a_call_that_failed_to_answer_it_fails_with_the_reference() -> None:
     rec = Recorder({"/v2/a": httpx.Response(200, json={"other": 1})})
     plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PUT", "/v2/b/${a:id}", {}, ("a",))))
-    report = execute(plan, client(rec))
+    report = run_plan(plan, client(rec))
     assert report.outcomes[1].status == FAILED
     assert report.outcomes[1].detail == "reference ${a:id}: the response of a has no id"
     assert report.outcomes[1].http_status is None
@@ -186,7 +188,7 @@ def test_the_report_shows_the_path_as_sent_with_real_ids() -> None:
     rec = Recorder({"/v2/a": httpx.Response(201, json={"id": "I7"})})
     plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PATCH", "/v2/b/${a:id}", {}, ("a",),
                                                             note="rename")))
-    report = execute(plan, client(rec))
+    report = run_plan(plan, client(rec))
     assert report.outcomes[1].path == "/v2/b/I7"
     assert report.lines() == ["Applied: 2", "  Integration/a POST /v2/a", "  Integration/b PATCH /v2/b/I7 (rename)",
                               "Failed: 0", "Skipped: 0"]
@@ -205,7 +207,7 @@ def test_a_call_never_sent_is_described_with_its_planned_path() -> None:
 def test_the_end_report_lists_failed_and_skipped_with_their_reason_and_applied_only_when_asked() -> None:
     rec = Recorder({"/v2/things/a": problem(422, "name is taken")})
     plan = Plan(operations=(op("a"), op("b", depends=("a",)), op("c")))
-    report = execute(plan, client(rec), parallelism=1)
+    report = run_plan(plan, client(rec), parallelism=1)
     assert report.lines(list_applied=False) == [
         "Applied: 1", "Failed: 1", "  Integration/a PATCH /v2/things/a: 422 Boom: name is taken",
         "Skipped: 1", "  Integration/b PATCH /v2/things/b: depends on a, which was failed"]
@@ -267,7 +269,7 @@ def test_each_call_is_announced_before_it_is_sent_and_reported_once_after() -> N
     events: list[str] = []
     rec = Recorder({"/v2/things/a": problem(500)})
     plan = Plan(operations=(op("a"), op("b", depends=("a",)), op("c")))
-    execute(plan, client(rec), parallelism=1, on_start=lambda o: events.append(f"start {o.id}"),
+    run_plan(plan, client(rec), parallelism=1, on_start=lambda o: events.append(f"start {o.id}"),
             on_done=lambda o: events.append(f"done {o.op.id} {o.status}"))
     assert events == ["start a", "done a failed", "done b skipped", "start c", "done c applied"]
 
@@ -277,7 +279,7 @@ def test_an_error_raised_by_a_callback_reaches_the_caller() -> None:
         raise RuntimeError("display broke")
 
     with pytest.raises(RuntimeError, match="^display broke$"):
-        execute(Plan(operations=(op("a"), op("b"))), client(Recorder()), parallelism=2, on_done=boom)
+        run_plan(Plan(operations=(op("a"), op("b"))), client(Recorder()), parallelism=2, on_done=boom)
 
 
 def test_a_refusal_without_detail_lists_every_change_even_one_named_x() -> None:
@@ -309,7 +311,7 @@ def test_a_create_whose_answer_was_lost_is_found_by_name_and_not_sent_twice() ->
                                          "pagination": {"has_more": False}})
 
     plan = Plan(operations=(op("n", "POST", "/v2/integrations", {"type": "LLM", "name": "n"}, action="create"),))
-    report = execute(plan, client(handler, max_retries=2))
+    report = run_plan(plan, client(handler, max_retries=2))
     assert report.ok and report.responses["n"]["id"] == "I9"
     assert sent == ["POST /v2/integrations", "GET /v2/integrations"]
 
@@ -319,30 +321,22 @@ def test_a_bug_in_a_call_reaches_the_caller_as_it_was_raised() -> None:
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="^boom$"):
-        execute(Plan(operations=(op("a"),)), client(handler), parallelism=2)
+        run_plan(Plan(operations=(op("a"),)), client(handler), parallelism=2)
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
+@pytest.mark.parametrize("parallelism", [1, 2, 3])
 def test_parallelism_bounds_the_calls_in_flight(parallelism: int) -> None:
-    lock = threading.Lock()
-    second_arrived = threading.Event()
-    state = {"in_flight": 0, "most": 0, "calls": 0}
+    state = {"in_flight": 0, "most": 0}
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        with lock:
-            state["in_flight"] += 1
-            state["most"] = max(state["most"], state["in_flight"])
-            state["calls"] += 1
-            first = state["calls"] == 1
-        if first:
-            second_arrived.wait(0.3)  # with room for two, the second call comes while this one is in flight
-        else:
-            second_arrived.set()
-        with lock:
-            state["in_flight"] -= 1
+    async def handler(request: httpx.Request) -> httpx.Response:
+        state["in_flight"] += 1
+        state["most"] = max(state["most"], state["in_flight"])
+        await asyncio.sleep(0.005)  # the others are sent meanwhile, as far as the bound lets them
+        state["in_flight"] -= 1
         return httpx.Response(200, json={})
 
-    report = execute(Plan(operations=(op("a"), op("b"))), client(handler), parallelism=parallelism)
+    report = run_plan(Plan(operations=tuple(op(n) for n in "abcdef")), client(handler, parallelism=3),
+                      parallelism=parallelism)
     assert report.ok
     assert state["most"] == parallelism
 
@@ -350,7 +344,7 @@ def test_parallelism_bounds_the_calls_in_flight(parallelism: int) -> None:
 def test_a_refused_call_is_reported_with_the_path_it_was_sent_to() -> None:
     rec = Recorder({"/v2/a": httpx.Response(201, json={"id": "I7"}), "/v2/b/I7": problem(422, "bad")})
     plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PATCH", "/v2/b/${a:id}", {}, ("a",))))
-    report = execute(plan, client(rec))
+    report = run_plan(plan, client(rec))
     assert report.lines(list_applied=False)[2] == "  Integration/b PATCH /v2/b/I7: 422 Boom: bad"
 
 
@@ -367,7 +361,7 @@ def test_an_adopted_create_and_a_bare_refusal_are_reported_in_their_own_words() 
 
     plan = Plan(operations=(op("n", "POST", "/v2/integrations", {"type": "LLM", "name": "n"}, action="create"),
                             op("u", "PUT", "/v2/u", {})))
-    report = execute(plan, client(handler), parallelism=1)
+    report = run_plan(plan, client(handler), parallelism=1)
     assert [(o.status, o.detail) for o in report.outcomes] == [
         (APPLIED, "already existed (409): adopted the existing resource"), (FAILED, "422 Unprocessable")]
     assert report.interrupted is False
@@ -380,5 +374,5 @@ def test_a_call_lost_on_the_wire_is_reported_with_the_path_it_was_sent_to() -> N
         raise httpx.ReadError("connection reset")
 
     plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PATCH", "/v2/b/${a:id}", {}, ("a",))))
-    report = execute(plan, client(handler))
+    report = run_plan(plan, client(handler))
     assert report.lines(list_applied=False)[2] == "  Integration/b PATCH /v2/b/I7: PATCH /v2/b/I7: ReadError: connection reset"

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.apply.executor import FAILED, ApplyReport, Outcome, execute
+from reconciler.apply.executor import FAILED, ApplyReport, Outcome
 from reconciler.plan.model import Change, Operation, Plan
+from tests.apply.runs import run_plan
 from tests.apply.test_executor_edges import Recorder, client, op, problem
 
 MODEL = Change("template_config.llm_config.model_name", "m1", "m2", "judge.yaml:12")
@@ -38,37 +39,18 @@ def test_a_refusal_naming_an_id_made_earlier_in_the_apply_is_explained_with_its_
     rec = Recorder({"/v2/things/uses": problem(422, "ID1 is not an LLM integration")})
     plan = Plan(operations=(op("made", "POST", "/v2/things", {"name": "made"}),
                             op("uses", "PATCH", "/v2/things/uses", {"x": 1}, depends=("made",))))
-    report = execute(plan, client(rec), parallelism=2, explain=explain)
+    report = run_plan(plan, client(rec), parallelism=2, explain=explain)
     assert [(o.status, o.detail) for o in report.outcomes] == [
         ("applied", None), (FAILED, "422 Boom: Integration/made is not an LLM integration")]
     assert seen == [{"made": {"id": "ID1"}}]
 
 
-def test_fail_fast_stops_an_operation_a_worker_took_just_before_another_failed(monkeypatch: Any) -> None:
-    """Two workers: one takes ``a`` while ``b`` is still running; ``b`` fails before ``a``'s call goes
-    out. With --fail-fast, ``a`` is not sent and the report says why (the interleaving is forced: the
-    worker holding ``a`` waits, between taking it and sending it, until ``b``'s failure is recorded)."""
-    import threading
-
-    from reconciler.apply import executor
-
-    failed = threading.Event()
-    real = executor.Outcome
-
-    def outcome(op: Operation, *args: Any, **kw: Any) -> Outcome:
-        if getattr(op, "id", None) == "a" and args[:2] == (FAILED, "the call raised unexpectedly"):
-            assert failed.wait(30)  # the placeholder a worker makes just before it sends its call
-        return real(op, *args, **kw)
-
-    monkeypatch.setattr(executor, "Outcome", outcome)
+def test_fail_fast_starts_nothing_after_a_failure_even_what_was_ready_beside_it() -> None:
+    """Two ready calls, room for one: ``b`` fails first (plan order), and ``a``, ready all along, is
+    never sent; the report says why."""
     rec = Recorder({"/v2/things/b": problem(422, "bad")})
-    plan = Plan(operations=(op("a", "PATCH", "/v2/things/a", {"x": 1}), op("b", "PATCH", "/v2/things/b", {"x": 2})))
-
-    def done(o: Outcome) -> None:
-        if o.op.id == "b":
-            failed.set()
-
-    report = execute(plan, client(rec), parallelism=2, fail_fast=True, on_done=done)
+    plan = Plan(operations=(op("b", "PATCH", "/v2/things/b", {"x": 2}), op("a", "PATCH", "/v2/things/a", {"x": 1})))
+    report = run_plan(plan, client(rec), parallelism=1, fail_fast=True)
     assert [(o.op.id, o.status, o.detail) for o in report.outcomes] == [
-        ("a", "skipped", "not started: --fail-fast after an earlier failure"), ("b", FAILED, "422 Boom: bad")]
+        ("b", FAILED, "422 Boom: bad"), ("a", "skipped", "not started: --fail-fast after an earlier failure")]
     assert rec.sent == ["PATCH /v2/things/b"]

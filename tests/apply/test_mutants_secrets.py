@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.apply.executor import execute
 from reconciler.plan.model import SENSITIVE, Plan
+from tests.apply.runs import run_plan
 from tests.apply.test_executor_edges import Recorder, client, op
 
 
@@ -23,7 +23,7 @@ def test_env_and_file_secrets_are_sent_in_the_body_and_a_path_may_hold_a_colon(
     plan = Plan(operations=(op("a", "POST", "/v2/integrations", body, action="create",
                                secrets={"/config/api_key": "env:A_KEY", "/config/headers/X-T": f"file:{secret}"}),))
     rec = Recorder()
-    report = execute(plan, client(rec), parallelism=1)
+    report = run_plan(plan, client(rec), parallelism=1)
     assert report.ok
     assert rec.calls == [("POST", "/v2/integrations",
                           {"config": {"api_key": "canary-env-7d1", "headers": {"X-T": "canary-file-4c2"}}})]

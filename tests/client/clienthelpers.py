@@ -3,10 +3,13 @@ waits are asserted, never slept), a scripted MockTransport handler and response 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
+
+from reconciler.client.http import ApiClient
 
 #: A key value that must never appear in any output.
 CANARY = "CANARY-sk-7f3e9b1d2c4a"
@@ -23,9 +26,38 @@ class FakeClock:
     def __call__(self) -> float:
         return self.now
 
-    def sleep(self, seconds: float) -> None:
+    async def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def advance(self, seconds: float) -> None:
         self.sleeps.append(seconds)
         self.now += seconds
+
+
+async def no_sleep(seconds: float) -> None:
+    """A client's ``sleep`` that does not wait."""
+
+
+def ran(client: ApiClient, call: Callable[[ApiClient], Awaitable[Any]]) -> Any:
+    """``call(client)`` run to its end on the client's event loop."""
+    return client.run(call(client))  # type: ignore[arg-type]
+
+
+async def gathered(*calls: Awaitable[Any]) -> list[Any]:
+    """Every call's answer, in order, the calls sent concurrently (``client.run(gathered(...))``)."""
+    return list(await asyncio.gather(*calls))
+
+
+def returning(*answers: Any) -> Callable[[], Awaitable[Any]]:
+    """A ``recover`` that answers each of ``answers`` in turn (the last one again after), counting its calls."""
+    left = list(answers)
+
+    async def recover() -> Any:
+        recover.calls += 1  # type: ignore[attr-defined]
+        return left.pop(0) if len(left) > 1 else left[0]
+
+    recover.calls = 0  # type: ignore[attr-defined]
+    return recover
 
 
 class Script:

@@ -31,7 +31,7 @@ def make_client(clock: FakeClock) -> Iterator[Callable[..., ApiClient]]:
     made: list[ApiClient] = []
 
     def make(handler: Callable[[httpx.Request], httpx.Response], **kwargs: Any) -> ApiClient:
-        http = httpx.Client(base_url=BASE_URL, transport=httpx.MockTransport(handler),
+        http = httpx.AsyncClient(base_url=BASE_URL, transport=httpx.MockTransport(handler),
                             headers={"Authorization": f"Bearer {CANARY}"})
         kwargs.setdefault("sleep", clock.sleep)
         kwargs.setdefault("clock", clock)

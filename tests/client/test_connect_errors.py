@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from click.testing import CliRunner
+from clienthelpers import no_sleep
 
 from reconciler.cli import main
 from reconciler.client.http import (
@@ -72,7 +73,7 @@ def test_a_refused_port_fails_fast_with_its_retries_reported() -> None:
         client = open_client(Endpoint(base_url=f"http://127.0.0.1:{port}", emulator_db=None), "k",
                              on_event=events.append)
         with client, pytest.raises(TransportError) as info:
-            client.get("/v2/spaces")
+            client.run(client.get("/v2/spaces"))
     assert f"cannot reach 127.0.0.1:{port}: connection refused" in str(info.value)
     assert events == [f"cannot reach 127.0.0.1:{port}: connection refused (nothing listens there): retrying for "
                       "up to 5s"]  # one line for the outage, however many retries
@@ -84,7 +85,7 @@ def test_a_host_that_does_not_resolve_is_not_retried() -> None:
     client = open_client(Endpoint(base_url="https://no-such-host.invalid", emulator_db=None), "k",
                          on_event=events.append)
     with client, pytest.raises(TransportError) as info:
-        client.get("/v2/spaces")
+        client.run(client.get("/v2/spaces"))
     assert "cannot reach no-such-host.invalid: DNS lookup failed" in str(info.value)
     assert events == [] and client.stats.snapshot().attempts == 1
 
@@ -96,10 +97,10 @@ def test_a_connect_timeout_is_not_retried_past_the_connect_budget() -> None:
         clock[0] += DEFAULT_CONNECT_TIMEOUT  # the attempt waited out the whole connect timeout
         raise httpx.ConnectTimeout("timed out", request=request)
 
-    http = httpx.Client(base_url="https://slow.example", transport=httpx.MockTransport(handler))
-    client = ApiClient(http, clock=lambda: clock[0], sleep=lambda s: None)
+    http = httpx.AsyncClient(base_url="https://slow.example", transport=httpx.MockTransport(handler))
+    client = ApiClient(http, clock=lambda: clock[0], sleep=no_sleep)
     with pytest.raises(TransportError, match="cannot reach slow.example: timed out connecting"):
-        client.get("/v2/spaces")
+        client.run(client.get("/v2/spaces"))
     assert client.stats.snapshot().attempts == 1
 
 

@@ -1,16 +1,16 @@
 """Errors become ours (never httpx's), read-only means read-only, secrets never show, every
-request carries a User-Agent and timeouts, and ``map`` is bounded and orderly."""
+request carries a User-Agent and timeouts, and the requests in flight stay within the limit."""
 
 from __future__ import annotations
 
+import asyncio
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-from clienthelpers import BASE_URL, CANARY, Script, ok, problem
+from clienthelpers import BASE_URL, CANARY, Script, gathered, ok, problem, ran
 
 from reconciler.client.http import _HTTPX_ERRORS, USER_AGENT, ApiClient, build_http_client, open_client
 from reconciler.client.settings import Endpoint
@@ -56,13 +56,13 @@ def test_httpx_exceptions_never_escape_the_client(
     client = make_client(script, max_retries=1)
     with pytest.raises(ApiError) as info:
         if method == "GET":
-            client.get("/v2/x")
+            client.run(client.get("/v2/x"))
         elif method == "POST":
-            client.post("/v2/x", {"a": 1})
+            client.run(client.post("/v2/x", {"a": 1}))
         elif method == "PATCH":
-            client.patch("/v2/x", {"a": 1})
+            client.run(client.patch("/v2/x", {"a": 1}))
         else:
-            client.delete("/v2/x")
+            client.run(client.delete("/v2/x"))
     error = info.value
     assert not isinstance(error, httpx.HTTPError | httpx.InvalidURL | httpx.StreamError | httpx.CookieConflict)
     assert error.__cause__ is None
@@ -74,7 +74,7 @@ def test_a_problem_body_becomes_a_problem_error_with_its_fields(
         make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(problem(422, "Unprocessable Entity", "base_url is required for CUSTOM", request_id="r-1"))
     with pytest.raises(ProblemError) as info:
-        make_client(script).patch("/v2/integrations/I1", {"type": "LLM"})
+        ran(make_client(script), lambda c: c.patch("/v2/integrations/I1", {"type": "LLM"}))
     error = info.value
     assert (error.status, error.title, error.detail) == (422, "Unprocessable Entity", "base_url is required for CUSTOM")
     assert error.type == "https://errors.example#422"
@@ -87,7 +87,7 @@ def test_a_non_json_error_body_becomes_a_problem_error_with_what_is_known(
         make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(httpx.Response(400, text="<html><body>Bad   gateway\nthing</body></html>"))
     with pytest.raises(ProblemError) as info:
-        make_client(script).get("/v2/spaces")
+        ran(make_client(script), lambda c: c.get("/v2/spaces"))
     error = info.value
     assert error.status == 400
     assert error.title == "Bad Request"
@@ -98,7 +98,7 @@ def test_a_json_error_body_that_is_not_a_problem_keeps_the_status(
         make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(httpx.Response(403, json={"error": "nope"}))
     with pytest.raises(ProblemError) as info:
-        make_client(script).get("/v2/spaces")
+        ran(make_client(script), lambda c: c.get("/v2/spaces"))
     assert info.value.status == 403
     assert info.value.title == "Forbidden"
 
@@ -106,7 +106,7 @@ def test_a_json_error_body_that_is_not_a_problem_keeps_the_status(
 def test_a_redirect_is_an_error_not_followed(make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(httpx.Response(301, headers={"location": "https://elsewhere.example/v2/spaces"}))
     with pytest.raises(ProblemError) as info:
-        make_client(script).get("/v2/spaces")
+        ran(make_client(script), lambda c: c.get("/v2/spaces"))
     assert info.value.detail == "unexpected redirect to https://elsewhere.example/v2/spaces"
     assert len(script.requests) == 1
 
@@ -115,7 +115,7 @@ def test_a_success_that_is_not_json_is_a_transport_error(make_client: Callable[.
                                                          script: Script) -> None:
     script.then(httpx.Response(200, text="not json"))
     with pytest.raises(TransportError, match="not JSON"):
-        make_client(script).get("/v2/spaces")
+        ran(make_client(script), lambda c: c.get("/v2/spaces"))
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
@@ -124,8 +124,8 @@ def test_a_read_only_client_refuses_writes_before_sending_anything(
     script.then(ok())
     client = make_client(script, read_only=True)
     with pytest.raises(ReadOnlyError) as info:
-        {"POST": lambda: client.post("/v2/x", {}), "PUT": lambda: client.put("/v2/x", {}),
-         "PATCH": lambda: client.patch("/v2/x", {}), "DELETE": lambda: client.delete("/v2/x")}[method]()
+        {"POST": lambda: client.run(client.post("/v2/x", {})), "PUT": lambda: client.run(client.put("/v2/x", {})),
+         "PATCH": lambda: client.run(client.patch("/v2/x", {})), "DELETE": lambda: client.run(client.delete("/v2/x"))}[method]()
     assert info.value.method == method
     assert script.requests == []
     assert client.stats.snapshot().total_requests == 0
@@ -133,7 +133,7 @@ def test_a_read_only_client_refuses_writes_before_sending_anything(
 
 def test_a_read_only_client_still_reads(make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(ok({"spaces": [], "pagination": {"has_more": False}}))
-    assert make_client(script, read_only=True).paginate("/v2/spaces", "spaces") == []
+    assert ran(make_client(script, read_only=True), lambda c: c.paginate("/v2/spaces", "spaces")) == []
 
 
 def test_the_key_never_appears_in_errors_events_or_reprs(make_client: Callable[..., ApiClient],
@@ -145,7 +145,7 @@ def test_the_key_never_appears_in_errors_events_or_reprs(make_client: Callable[.
     script.then(httpx.Response(503, text=f"upstream rejected {CANARY}"), echo_auth)
     client = make_client(script, on_event=events.append)
     with pytest.raises(ProblemError) as info:
-        client.get("/v2/x")
+        client.run(client.get("/v2/x"))
     assert script.requests[0].headers["authorization"] == f"Bearer {CANARY}"  # it was sent...
     texts = [str(info.value), repr(info.value), info.value.detail or "", repr(client), str(client), *events]
     assert events  # the 503 retry was reported
@@ -158,9 +158,9 @@ def test_every_request_carries_user_agent_and_timeouts(make_client: Callable[...
                                                        script: Script) -> None:
     script.then(ok())
     client = make_client(script)
-    client.get("/v2/a")
-    client.post("/v2/b", {})
-    client.delete("/v2/c")
+    client.run(client.get("/v2/a"))
+    client.run(client.post("/v2/b", {}))
+    client.run(client.delete("/v2/c"))
     for request in script.requests:
         assert request.headers["user-agent"] == USER_AGENT
         assert re.fullmatch(r"reconciler/\d+\.\d+\.\d+ \(\+python-httpx\)", request.headers["user-agent"])
@@ -177,7 +177,7 @@ def test_build_http_client_sets_key_user_agent_tls_and_pool() -> None:
         assert http.timeout.connect == 5.0 and http.timeout.read == 30.0
         assert CANARY not in repr(ApiClient(http))
     finally:
-        http.close()
+        asyncio.run(http.aclose())
 
 
 def test_open_client_for_a_base_url_builds_a_client_to_it() -> None:
@@ -188,68 +188,24 @@ def test_open_client_for_a_base_url_builds_a_client_to_it() -> None:
         assert client.read_only is True and client.parallelism == 2
 
 
-# ---------------------------------------------------------------- map and stats
+# ---------------------------------------------------------------- stats and the limit
 
 
-def test_map_returns_results_in_item_order(make_client: Callable[..., ApiClient], script: Script) -> None:
-    client = make_client(script, parallelism=4)
-    assert client.map(lambda x: x * 2, range(20)) == [x * 2 for x in range(20)]
-
-
-def test_map_raises_the_first_failure_in_item_order_after_running_items_finish(
-        make_client: Callable[..., ApiClient], script: Script) -> None:
-    client = make_client(script, parallelism=4)
-    finished: list[int] = []
-    lock = threading.Lock()
-
-    def work(x: int) -> int:
-        if x in (3, 5):
-            raise ValueError(f"item {x}")
-        with lock:
-            finished.append(x)
-        return x
-
-    with pytest.raises(ValueError, match="item 3"):
-        client.map(work, range(6))
-    assert {0, 1, 2} <= set(finished)  # those running beside the failure were let finish
-    assert 3 not in finished and 5 not in finished
-
-
-def test_map_with_parallelism_one_runs_inline_and_stops_at_the_first_failure(
-        make_client: Callable[..., ApiClient], script: Script) -> None:
-    client = make_client(script, parallelism=1)
-    seen: list[int] = []
-
-    def work(x: int) -> int:
-        seen.append(x)
-        if x == 2:
-            raise ValueError("two")
-        return x
-
-    with pytest.raises(ValueError, match="^two$"):
-        client.map(work, range(5))
-    assert seen == [0, 1, 2]
-
-
-def test_stats_count_requests_from_many_threads_and_in_flight_stays_bounded(
+def test_stats_count_concurrent_requests_and_in_flight_stays_bounded(
         make_client: Callable[..., ApiClient]) -> None:
-    lock = threading.Lock()
     in_flight = 0
     peak = 0
-    gate = threading.Barrier(3, timeout=5)
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    async def handler(request: httpx.Request) -> httpx.Response:
         nonlocal in_flight, peak
-        with lock:
-            in_flight += 1
-            peak = max(peak, in_flight)
-        gate.wait()  # every three meet here: proves three run at once (a broken barrier fails the test)
-        with lock:
-            in_flight -= 1
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.001)  # the others are sent meanwhile, up to the limit
+        in_flight -= 1
         return ok({"n": 1})
 
     client = make_client(handler, parallelism=3)
-    results: list[Any] = client.map(lambda i: client.get(f"/v2/x/{i}"), range(30))
+    results: list[Any] = client.run(gathered(*(client.get(f"/v2/x/{i}") for i in range(30))))
     assert len(results) == 30
     stats = client.stats.snapshot()
     assert stats.requests == {"GET": 30}

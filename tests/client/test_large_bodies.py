@@ -26,7 +26,7 @@ def test_a_long_list_is_streamed_and_arrives_as_the_same_json(make_client: Calla
         return ok({"id": "D1"}, status=201) if len(seen) > 1 else problem(503, "Unavailable")
 
     client = make_client(handler)
-    assert client.patch("/v2/datasets/D1/examples", body) == {"id": "D1"}  # retried once: sent whole twice
+    assert client.run(client.patch("/v2/datasets/D1/examples", body)) == {"id": "D1"}  # retried once: sent whole twice
     assert len(seen) == 2
     for raw in seen:
         assert raw == client_http._dumps(body).encode()
@@ -36,14 +36,14 @@ def test_a_long_list_is_streamed_and_arrives_as_the_same_json(make_client: Calla
 def test_a_short_body_is_sent_as_one_buffer(make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(ok({}))
     client = make_client(script)
-    client.post("/v2/datasets", {"examples": [{"k": 1}]})
+    client.run(client.post("/v2/datasets", {"examples": [{"k": 1}]}))
     assert script.requests[0].headers["content-length"] == str(len(script.requests[0].content))
 
 
 def test_the_in_process_emulator_takes_a_streamed_create(tmp_path: Path) -> None:
     with open_client(Endpoint(base_url=None, emulator_db=str(tmp_path / "e.db")), "admin-key") as client:
-        space = client.post("/v2/spaces", {"name": "s"})
+        space = client.run(client.post("/v2/spaces", {"name": "s"}))
         examples = [{"k": i} for i in range(STREAM_ITEMS + 1)]
-        created = client.post("/v2/datasets", {"name": "d", "space_id": space["id"], "examples": examples})
-        got = client.paginate(f"/v2/datasets/{created['id']}/examples", "examples", limit=500)
+        created = client.run(client.post("/v2/datasets", {"name": "d", "space_id": space["id"], "examples": examples}))
+        got = client.run(client.paginate(f"/v2/datasets/{created['id']}/examples", "examples", limit=500))
     assert [e["k"] for e in got] == list(range(STREAM_ITEMS + 1))

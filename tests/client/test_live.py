@@ -3,12 +3,14 @@ limit and injected faults), and exactly as many requests as list pages plus per-
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clienthelpers import gathered
 
 from reconciler.client.http import ApiClient, build_http_client, open_client
 from reconciler.client.live import minimum_requests, read_examples, read_live
@@ -72,17 +74,17 @@ def seed_known_account(client: ApiClient) -> dict[str, Any]:
     summarize-v2, dataset golden (1100 examples, 3 experiments) and golden-old, evaluator
     faithfulness (2 versions), and the summarize prompt restricted."""
     ids: dict[str, Any] = {}
-    client.map(lambda i: client.post("/v2/integrations", {
+    client.run(gathered(*(client.post("/v2/integrations", {
         "type": "LLM", "name": "vendor-a" if i == 0 else f"vendor-a-{i:03d}",
-        "config": {"provider": "VENDOR_A", "api_key": "sk-seed"}}), range(LLM_COUNT))
-    ids["vendor-a"] = client.find_by_name("/v2/integrations", "integrations", "vendor-a", {"type": "LLM"})
-    client.post("/v2/integrations", {
+        "config": {"provider": "VENDOR_A", "api_key": "sk-seed"}}) for i in range(LLM_COUNT))))
+    ids["vendor-a"] = client.run(client.find_by_name("/v2/integrations", "integrations", "vendor-a", {"type": "LLM"}))
+    client.run(client.post("/v2/integrations", {
         "type": "AGENT", "name": "support-agent", "description": "replays",
         "config": {"endpoint": "https://agent.example.com/v1/run",
                    "input_schema": {"type": "object", "properties": {"t": {"type": "number"}}},
-                   "request_presets": [{"name": "cold", "config": {"t": 0}}]}})
-    client.post("/v2/spaces", {"name": "research-archive"})
-    research = client.find_by_name("/v2/spaces", "spaces", "research")
+                   "request_presets": [{"name": "cold", "config": {"t": 0}}]}}))
+    client.run(client.post("/v2/spaces", {"name": "research-archive"}))
+    research = client.run(client.find_by_name("/v2/spaces", "spaces", "research"))
     assert research is not None
     sid = ids["space_id"] = research["id"]
 
@@ -90,31 +92,31 @@ def seed_known_account(client: ApiClient) -> dict[str, Any]:
         return {"commit_message": text, "provider": "VENDOR_A", "model": "model-large",
                 "messages": [{"role": "system", "content": text}, {"role": "user", "content": "{ticket}"}]}
 
-    prompt = client.post("/v2/prompts", {"space_id": sid, "name": "summarize", "version": version("v1")})
-    v2 = client.post(f"/v2/prompts/{prompt['id']}/versions", version("v2"))
-    v3 = client.post(f"/v2/prompts/{prompt['id']}/versions", version("v3"))
-    client.put(f"/v2/prompt-versions/{v2['id']}/labels", {"labels": ["production"]})
-    client.put(f"/v2/prompt-versions/{v3['id']}/labels", {"labels": ["staging"]})
-    client.post("/v2/prompts", {"space_id": sid, "name": "summarize-v2", "version": version("other")})
+    prompt = client.run(client.post("/v2/prompts", {"space_id": sid, "name": "summarize", "version": version("v1")}))
+    v2 = client.run(client.post(f"/v2/prompts/{prompt['id']}/versions", version("v2")))
+    v3 = client.run(client.post(f"/v2/prompts/{prompt['id']}/versions", version("v3")))
+    client.run(client.put(f"/v2/prompt-versions/{v2['id']}/labels", {"labels": ["production"]}))
+    client.run(client.put(f"/v2/prompt-versions/{v3['id']}/labels", {"labels": ["staging"]}))
+    client.run(client.post("/v2/prompts", {"space_id": sid, "name": "summarize-v2", "version": version("other")}))
     ids.update(prompt=prompt["id"], v2=v2["id"], v3=v3["id"])
 
-    dataset = client.post("/v2/datasets", {"space_id": sid, "name": "golden",
-                                           "examples": [{"ticket_id": i, "q": f"q{i}"} for i in range(EXAMPLE_COUNT)]})
-    client.post("/v2/datasets", {"space_id": sid, "name": "golden-old", "examples": [{"q": "x"}]})
-    first = client.get(f"/v2/datasets/{dataset['id']}/examples", {"limit": 1})["examples"][0]
+    dataset = client.run(client.post("/v2/datasets", {"space_id": sid, "name": "golden",
+                                           "examples": [{"ticket_id": i, "q": f"q{i}"} for i in range(EXAMPLE_COUNT)]}))
+    client.run(client.post("/v2/datasets", {"space_id": sid, "name": "golden-old", "examples": [{"q": "x"}]}))
+    first = client.run(client.get(f"/v2/datasets/{dataset['id']}/examples", {"limit": 1}))["examples"][0]
     for n in range(3):
-        client.post("/v2/experiments", {"name": f"run-{n}", "dataset_id": dataset["id"],
-                                        "experiment_runs": [{"example_id": first["id"], "output": "o"}]})
+        client.run(client.post("/v2/experiments", {"name": f"run-{n}", "dataset_id": dataset["id"],
+                                        "experiment_runs": [{"example_id": first["id"], "output": "o"}]}))
     ids["dataset"] = dataset["id"]
 
     integration_id = ids["vendor-a"]["id"]
-    evaluator = client.post("/v2/evaluators", {
+    evaluator = client.run(client.post("/v2/evaluators", {
         "space_id": sid, "name": "faithfulness", "type": "template",
-        "version": {"commit_message": "first", "template_config": template_config("f", integration_id, "{{a}}")}})
-    latest = client.post(f"/v2/evaluators/{evaluator['id']}/versions", {
-        "commit_message": "second", "template_config": template_config("f", integration_id, "{{b}}")})
+        "version": {"commit_message": "first", "template_config": template_config("f", integration_id, "{{a}}")}}))
+    latest = client.run(client.post(f"/v2/evaluators/{evaluator['id']}/versions", {
+        "commit_message": "second", "template_config": template_config("f", integration_id, "{{b}}")}))
     ids.update(evaluator=evaluator["id"], evaluator_latest=latest["id"])
-    client.post("/v2/resource-restrictions", {"resource_id": prompt["id"]})
+    client.run(client.post("/v2/resource-restrictions", {"resource_id": prompt["id"]}))
     return ids
 
 
@@ -168,15 +170,15 @@ def assert_known_state(live: LiveState, ids: dict[str, Any]) -> None:
 
 def test_a_live_read_returns_the_known_account(inprocess: ApiClient,
                                                 account: tuple[Path, dict[str, Any]]) -> None:
-    live = read_live(inprocess, SCOPE)
+    live = inprocess.run(read_live(inprocess, SCOPE))
     assert_known_state(live, account[1])
 
 
 def test_a_live_read_makes_exactly_the_list_pages_plus_per_resource_reads(
         inprocess: ApiClient, account: tuple[Path, dict[str, Any]]) -> None:
-    inprocess.http.post("/_emulator/reset-stats")
-    live = read_live(inprocess, SCOPE)
-    counted = inprocess.http.get("/_emulator/stats").json()["requests"]
+    inprocess.run(inprocess.http.post("/_emulator/reset-stats"))
+    live = inprocess.run(read_live(inprocess, SCOPE))
+    counted = inprocess.run(inprocess.http.get("/_emulator/stats")).json()["requests"]
     assert counted == EXPECTED_REQUESTS
     assert live.requests == sum(EXPECTED_REQUESTS.values()) == 15
     assert live.retries == 0
@@ -187,7 +189,7 @@ def test_only_the_kinds_the_manifests_use_are_listed(inprocess: ApiClient,
                                                      account: tuple[Path, dict[str, Any]]) -> None:
     scope = ReadScope(spaces=frozenset({"research"}), datasets=frozenset({("research", "golden-old")}),
                       kinds=frozenset({"Dataset"}))
-    live = read_live(inprocess, scope)
+    live = inprocess.run(read_live(inprocess, scope))
     assert live.prompts == {} and live.evaluators == {}
     assert live.requests == 3 + 1 + 1 + 1 + 1 + 1  # integrations, spaces, orgs, restrictions, datasets, examples
     assert live.requests == minimum_requests(live, scope)
@@ -196,12 +198,12 @@ def test_only_the_kinds_the_manifests_use_are_listed(inprocess: ApiClient,
 def test_spaces_are_resolved_by_exact_name_or_by_id(inprocess: ApiClient,
                                                     account: tuple[Path, dict[str, Any]]) -> None:
     sid = account[1]["space_id"]
-    by_id = read_live(inprocess, dataclasses.replace(
+    by_id = inprocess.run(read_live(inprocess, dataclasses.replace(
         SCOPE, spaces=frozenset({sid}), prompts=frozenset({(sid, "summarize")}),
         datasets=frozenset({(sid, "golden")}), evaluators=frozenset({(sid, "faithfulness")}),
-        retention=frozenset({(sid, "golden")})))
+        retention=frozenset({(sid, "golden")}))))
     assert_known_state(by_id, account[1])
-    none = read_live(inprocess, ReadScope(spaces=frozenset({"Research", "researc"})))
+    none = inprocess.run(read_live(inprocess, ReadScope(spaces=frozenset({"Research", "researc"}))))
     assert none.prompts == {} and none.datasets == {}
 
 
@@ -213,12 +215,12 @@ def over_socket(url: str, **kwargs: Any) -> ApiClient:
 def test_a_live_read_under_a_rate_limit_still_returns_the_right_state(
         emulator_factory: Callable[..., tuple[str, Emulator]], account: tuple[Path, dict[str, Any]],
         inprocess: ApiClient) -> None:
-    expected = comparable(read_live(inprocess, SCOPE))
+    expected = comparable(inprocess.run(read_live(inprocess, SCOPE)))
     url, _ = emulator_factory(db=str(account[0]), rate_limit=20)
     events: list[str] = []
     with over_socket(url, on_event=events.append) as client:
         for _ in range(3):  # 54 requests against a bucket of 20
-            assert comparable(read_live(client, SCOPE)) == expected
+            assert comparable(client.run(read_live(client, SCOPE))) == expected
         stats = client.stats.snapshot()
     assert stats.throttled > 0
     assert any(e.startswith("429 on GET /v2/") for e in events)
@@ -228,10 +230,10 @@ def test_a_live_read_under_a_rate_limit_still_returns_the_right_state(
 def test_a_live_read_under_injected_faults_still_returns_the_right_state(
         emulator_factory: Callable[..., tuple[str, Emulator]], account: tuple[Path, dict[str, Any]],
         inprocess: ApiClient) -> None:
-    expected = comparable(read_live(inprocess, SCOPE))
+    expected = comparable(inprocess.run(read_live(inprocess, SCOPE)))
     url, _ = emulator_factory(db=str(account[0]), faults="seed=3,error_rate=0.1,reset_rate=0.03")
     with over_socket(url, backoff_base=0.01, read_only=True) as client:
-        reads = [read_live(client, SCOPE) for _ in range(3)]
+        reads = [client.run(read_live(client, SCOPE)) for _ in range(3)]
     for live in reads:
         assert comparable(live) == expected
         assert live.requests == sum(EXPECTED_REQUESTS.values())
@@ -249,7 +251,7 @@ def test_the_in_process_emulator_injects_faults_as_dropped_connections(
     http = build_http_client("http://emulator.invalid", ADMIN,
                              transport=InProcessTransport(create_app(emu), on_close=emu.store.close))
     with ApiClient(http, backoff_base=0.001, max_retries=10) as client:
-        live = read_live(client, SCOPE)
+        live = client.run(read_live(client, SCOPE))
     assert_known_state(live, account[1])
     assert live.retries > 0
 
@@ -265,8 +267,8 @@ def test_read_against_the_manifest_keeps_only_the_examples_that_differ(
     declared[5] = {"ticket_id": 5, "q": "changed"}
     del declared[7]  # live-only: kept whole (it will be deleted)
     declared.append({"ticket_id": 99999, "q": "new"})  # declared only: nothing live to keep
-    full = read_live(inprocess, SCOPE)
-    streamed = read_live(inprocess, SCOPE, golden_manifest(declared))
+    full = inprocess.run(read_live(inprocess, SCOPE))
+    streamed = inprocess.run(read_live(inprocess, SCOPE, golden_manifest(declared)))
     sid = account[1]["space_id"]
     whole, lean = full.datasets[(sid, "golden")], streamed.datasets[(sid, "golden")]
     assert [e["ticket_id"] for e in lean.examples or []] == [5, 7]
@@ -286,9 +288,9 @@ def test_a_dataset_without_a_key_or_with_a_key_declared_twice_is_read_whole(
         inprocess: ApiClient, account: tuple[Path, dict[str, Any]]) -> None:
     sid = account[1]["space_id"]
     declared = [{"ticket_id": i, "q": f"q{i}"} for i in range(EXAMPLE_COUNT)]
-    unkeyed = read_live(inprocess, SCOPE, golden_manifest(declared, key=None)).datasets[(sid, "golden")]
+    unkeyed = inprocess.run(read_live(inprocess, SCOPE, golden_manifest(declared, key=None))).datasets[(sid, "golden")]
     assert len(unkeyed.examples or []) == EXAMPLE_COUNT and unkeyed.matched is None
-    twice = read_live(inprocess, SCOPE, golden_manifest([*declared, declared[0]])).datasets[(sid, "golden")]
+    twice = inprocess.run(read_live(inprocess, SCOPE, golden_manifest([*declared, declared[0]]))).datasets[(sid, "golden")]
     assert len(twice.examples or []) == EXAMPLE_COUNT and twice.matched == set()
 
 
@@ -302,18 +304,19 @@ def test_a_key_met_twice_live_reads_the_dataset_again_whole_and_plans_as_a_whole
     class Pages:
         calls = 0
 
-        def pages(self, path: str, key: str, params: Any = None, limit: int = 0) -> Iterator[list[dict[str, Any]]]:
+        async def pages(self, path: str, key: str, params: Any = None,
+                        limit: int = 0) -> AsyncIterator[list[dict[str, Any]]]:
             Pages.calls += 1
             yield live_examples[:2]
             yield live_examples[2:]
 
     declared = [{"k": i, "q": f"q{i}"} for i in range(3)]
     streamed = LiveDataset(dataset=DatasetObject.read({"id": "D1", "name": "golden"}))
-    read_examples(Pages(), streamed, ("k", declared))  # type: ignore[arg-type]
+    asyncio.run(read_examples(Pages(), streamed, ("k", declared)))  # type: ignore[arg-type]
     assert Pages.calls == 2  # the second pass reads it whole
     assert streamed.matched is None and [e["id"] for e in streamed.examples or []] == ["E0", "E1", "E2", "E3"]
     whole = LiveDataset(dataset=DatasetObject.read({"id": "D1", "name": "golden"}))
-    read_examples(Pages(), whole, None)
+    asyncio.run(read_examples(Pages(), whole, None))
     assert streamed.examples == whole.examples and streamed.examples_digest == whole.examples_digest
     manifests = golden_manifest(declared, key="k")
     plans = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from clienthelpers import FakeClock
 
-from reconciler.client.pacing import DECREASE, HEADROOM, INCREASE, Pacer
+from reconciler.client.pacing import DECREASE, HEADROOM, INCREASE, SLOW_START_S, Pacer
 
 
 def first_429(answers: int, retry_after: float | None,
@@ -15,7 +15,7 @@ def first_429(answers: int, retry_after: float | None,
     """A pacer whose first 429 came at once after ``answers`` answers (the window is then the
     Retry-After alone, or one second without it)."""
     clock = FakeClock()
-    pacer = Pacer(clock=clock, sleep=clock.sleep, on_event=None if events is None else events.append)
+    pacer = Pacer(clock=clock, on_event=None if events is None else events.append)
     for _ in range(answers):
         pacer.answered(pacer.acquire())
     pacer.throttled(pacer.acquire(), retry_after)
@@ -27,29 +27,82 @@ def test_a_first_retry_after_of_two_seconds_counts_two_seconds() -> None:
     assert pacer.rate == pytest.approx(HEADROOM * 10 / 2.0)
 
 
-def test_the_rate_climbs_one_second_after_a_429_without_retry_after() -> None:
+def settled(answers: int, seconds: float, retry_after: float | None) -> tuple[Pacer, FakeClock]:
+    """A pacer past its slow start: a first 429, then a second one ``seconds`` later (a trusted
+    window) after ``answers`` answers, which sets the rate to ``HEADROOM * answers / seconds``."""
+    pacer, clock = first_429(answers=5, retry_after=1.0)
+    clock.now += seconds
+    for _ in range(answers):
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, retry_after)
+    return pacer, clock
+
+
+def test_the_first_rate_doubles_each_slow_start_step_after_the_first_429() -> None:
     pacer, clock = first_429(answers=10, retry_after=None)
     learnt = pacer.rate
     assert learnt == pytest.approx(HEADROOM * 10 / 1.0)
+    at = clock.now
+    clock.now = at + SLOW_START_S * 0.99
+    pacer.acquire()
+    assert pacer.rate == learnt  # not yet
+    clock.now = at + SLOW_START_S + 1e-9
+    pacer.acquire()
+    assert pacer.rate == pytest.approx(2 * learnt)  # one step since the 429
+    clock.now += SLOW_START_S + 1e-9
+    pacer.acquire()
+    assert pacer.rate == pytest.approx(4 * learnt)
+
+
+def test_the_next_collision_ends_the_slow_start_with_the_rate_it_measures() -> None:
+    pacer, clock = first_429(answers=10, retry_after=1.0)
+    at = clock.now
+    for _ in range(3):
+        clock.now += SLOW_START_S + 1e-9
+        pacer.answered(pacer.acquire())  # 3 doublings: 8x the first rate (39.4/s)
+    for _ in range(7):  # 10 answers in the 0.45 s since the 429 (22/s): a lower rate
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, 1.0)
+    measured = HEADROOM * 10 / (clock.now - at)
+    assert pacer.rate == pytest.approx(measured)
+    clock.now += 1.0 + SLOW_START_S
+    pacer.acquire()
+    assert pacer.rate == pytest.approx(measured)  # no doubling any more, and no climb inside the Retry-After
+
+
+def test_the_rate_climbs_one_second_after_a_429_without_retry_after() -> None:
+    pacer, clock = settled(answers=40, seconds=2.0, retry_after=None)
+    learnt = pacer.rate
+    assert learnt == pytest.approx(HEADROOM * 40 / 2.0)
     clock.now += 1.0  # exactly one second of quiet: one second of climb, as quiet as one second
     pacer.acquire()
     assert pacer.rate == pytest.approx(learnt * (1.0 + INCREASE * 1.0 * 1.0))
 
 
-def test_a_429_after_as_many_answers_as_the_burst_holds_halves_the_burst() -> None:
-    pacer, clock = first_429(answers=200, retry_after=1.0)
-    assert pacer.rate == 197.0  # HEADROOM * 200 answers / 1 s, exactly
-    clock.now += 10.0
-    for _ in range(198):  # a burst of 197 answers and the one sent at its slot: the banked burst
-        pacer.answered(clock.now)
+def test_a_429_after_as_many_answers_as_the_banked_burst_holds_halves_the_burst() -> None:
+    pacer, clock = settled(answers=400, seconds=2.0, retry_after=1.0)
+    assert pacer.rate == 197.0  # HEADROOM * 400 answers / 2 s, exactly
+    clock.now += 1.0  # the Retry-After: no climb yet, and a burst banked
+    for _ in range(198):  # a burst of 197 slots and the one at now: the banked burst
+        pacer.answered(pacer.acquire())
     pacer.throttled(clock.now, 1.0)
     assert (pacer.rate, pacer.burst_s) == (197.0, 0.5)
 
 
+def test_without_a_pause_a_short_window_measures_instead_of_halving_the_burst() -> None:
+    pacer, clock = settled(answers=400, seconds=2.0, retry_after=0.0)
+    for _ in range(10):  # paced right after the 429: one slot each, nothing banked
+        pacer.answered(pacer.acquire())
+    clock.now += 0.1
+    pacer.throttled(clock.now, 1.0)
+    assert pacer.burst_s == 1.0
+    assert pacer.rate == pytest.approx(HEADROOM * 10 / 0.1)
+
+
 def test_a_halved_burst_holds_half_as_many_answers() -> None:
-    pacer, clock = first_429(answers=200, retry_after=1.0)
+    pacer, clock = settled(answers=400, seconds=2.0, retry_after=1.0)
     clock.now += 1.0
-    pacer.answered(clock.now)
+    pacer.answered(pacer.acquire())
     pacer.throttled(clock.now, 1.0)  # one answer in the burst: it halves
     assert pacer.burst_s == 0.5
     clock.now += 4.0

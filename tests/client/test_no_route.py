@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import httpx
 import pytest
+from clienthelpers import ran
 
 from reconciler.client.http import ApiClient, connect_cause
 from reconciler.errors import TransportError
@@ -30,6 +31,6 @@ def test_no_route_to_host_is_one_attempt_and_no_wait(make_client: Callable[..., 
     script.then(no_route())
     events: list[str] = []
     with pytest.raises(TransportError) as info:
-        make_client(script, max_retries=6, on_event=events.append).get("/v2/x")
+        ran(make_client(script, max_retries=6, on_event=events.append), lambda c: c.get("/v2/x"))
     assert len(script.requests) == 1 and clock.sleeps == [] and events == []
     assert str(info.value).startswith("GET /v2/x: cannot reach api.test.example: no route to host")

@@ -54,7 +54,7 @@ def test_the_client_uses_the_rate_with_few_429s_and_no_failed_call(
     start = clock.now
     calls = 2000
     for _ in range(calls):
-        client.get("/v2/things")
+        client.run(client.get("/v2/things"))
     seconds = clock.now - start
     allowed = service.capacity + rate * seconds  # what the bucket could let through in that time
     assert service.granted == calls
@@ -69,7 +69,7 @@ def test_a_bucket_smaller_than_a_second_is_learnt_too(make_client: Callable[...,
     service = Bucket(clock, 50.0, capacity=10.0)  # 10 answers between two 429s: the rate looks like 10/s
     client = make_client(service)
     for _ in range(2000):
-        client.get("/v2/things")
+        client.run(client.get("/v2/things"))
     assert service.granted == 2000
     assert service.throttled <= 40
     assert client.pacer.burst_s <= 0.25  # a burst of 50 after each pause met 429s: it was halved
@@ -79,14 +79,14 @@ def test_a_bucket_smaller_than_a_second_is_learnt_too(make_client: Callable[...,
 def test_without_a_429_nothing_is_paced(make_client: Callable[..., ApiClient], clock: FakeClock) -> None:
     client = make_client(lambda request: ok({}))
     for _ in range(100):
-        client.get("/v2/things")
+        client.run(client.get("/v2/things"))
     assert client.pacer.rate is None
     assert clock.sleeps == []
 
 
 def test_the_first_rate_counts_answers_from_the_first_request_to_the_end_of_the_retry_after() -> None:
     clock = FakeClock()
-    pacer = Pacer(clock=clock, sleep=clock.sleep)
+    pacer = Pacer(clock=clock)
     start = clock.now
     for _ in range(60):
         sent = pacer.acquire()
@@ -101,7 +101,7 @@ def test_the_first_rate_counts_answers_from_the_first_request_to_the_end_of_the_
 def test_429s_of_requests_already_in_flight_are_one_collision() -> None:
     clock = FakeClock()
     events: list[str] = []
-    pacer = Pacer(clock=clock, sleep=clock.sleep, on_event=events.append)
+    pacer = Pacer(clock=clock, on_event=events.append)
     sent = [pacer.acquire() for _ in range(MIN_SAMPLES + 10)]
     for s in sent[:MIN_SAMPLES]:
         pacer.answered(s)
@@ -116,15 +116,20 @@ def test_429s_of_requests_already_in_flight_are_one_collision() -> None:
 
 def test_a_429_while_the_banked_burst_is_spent_halves_the_burst_not_the_rate() -> None:
     clock = FakeClock()
-    pacer = Pacer(clock=clock, sleep=clock.sleep)
+    pacer = Pacer(clock=clock)
     pacer.throttled(pacer.acquire(), retry_after=1.0)
     assert pacer.rate is None  # one 429 and nothing answered yet: nothing to learn
     for _ in range(MIN_SAMPLES * 4):
         pacer.answered(pacer.acquire())
     clock.now += 1.0
     pacer.throttled(pacer.acquire(), retry_after=1.0)
+    assert pacer.rate == pytest.approx(HEADROOM * MIN_SAMPLES * 4 / 1.0)
+    clock.now += 2.0  # a window long enough to trust ends the slow start
+    for _ in range(40):
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, retry_after=1.0)
     first = pacer.rate
-    assert first == pytest.approx(HEADROOM * MIN_SAMPLES * 4 / 1.0)
+    assert first == pytest.approx(HEADROOM * 40 / 2.0)
     clock.now += 1.0  # the Retry-After pause
     for _ in range(3):  # the first three of the banked burst are answered, the fourth is a 429
         pacer.answered(pacer.acquire())

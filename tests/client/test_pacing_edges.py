@@ -13,11 +13,22 @@ def learnt(answers: int = 10, seconds: float = 1.0, retry_after: float | None = 
            events: list[str] | None = None) -> tuple[Pacer, FakeClock]:
     """A pacer that met its first 429 after ``answers`` answers in ``seconds``."""
     clock = FakeClock()
-    pacer = Pacer(clock=clock, sleep=clock.sleep, on_event=None if events is None else events.append)
+    pacer = Pacer(clock=clock, on_event=None if events is None else events.append)
     for _ in range(answers):
         pacer.answered(pacer.acquire())
         clock.now += seconds / answers
     pacer.throttled(pacer.acquire(), retry_after)
+    return pacer, clock
+
+
+def settled(answers: int = 20, seconds: float = 2.0, retry_after: float | None = 1.0) -> tuple[Pacer, FakeClock]:
+    """A pacer past its slow start: after the first 429, a second one ``seconds`` later (a trusted
+    window) after ``answers`` answers sets the rate to ``HEADROOM * answers / seconds``."""
+    pacer, clock = learnt(answers=10, seconds=1.0, retry_after=1.0)
+    clock.now += seconds
+    for _ in range(answers):
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, retry_after)
     return pacer, clock
 
 
@@ -35,28 +46,29 @@ def test_a_first_429_without_retry_after_counts_one_second_for_the_pause() -> No
 
 def test_a_429_with_nothing_answered_before_it_teaches_nothing_but_is_a_collision() -> None:
     clock = FakeClock()
-    pacer = Pacer(clock=clock, sleep=clock.sleep)
+    pacer = Pacer(clock=clock)
     pacer.throttled(pacer.acquire(), 1.0)
     assert (pacer.rate, pacer.state().collisions) == (None, 1)
 
 
 def test_once_paced_a_burst_goes_at_once_then_each_request_waits_one_slot() -> None:
-    pacer, clock = learnt(answers=10, seconds=1.0, retry_after=1.0)
+    pacer, clock = settled()
     rate = pacer.rate
-    assert rate is not None
-    clock.now += 1.0  # the Retry-After pause
+    assert rate == pytest.approx(HEADROOM * 10)
+    collision = clock.now
+    clock.now += BURST_S  # the Retry-After pause: a second's worth of slots banked, less the one after the 429
     start = clock.now
     sent = [pacer.acquire() for _ in range(12)]
-    immediate = int(rate * BURST_S) + 1  # slots from now - BURST_S up to now
+    slots = [collision + (k + 1) / rate for k in range(12)]  # one slot apart from the one after the 429
+    immediate = sum(1 for t in slots if t <= start)
+    assert immediate == int(rate * BURST_S)
+    assert sent == pytest.approx([max(start, t) for t in slots])
     assert sent[:immediate] == [start] * immediate
-    assert len(clock.sleeps) == 12 - immediate
-    assert clock.sleeps[1:] == pytest.approx([1 / rate] * (11 - immediate))
-    assert sent[-1] == pytest.approx(clock.now)
-    assert pacer.state().paced_s == pytest.approx(sum(clock.sleeps))
+    assert pacer.state().paced_s == pytest.approx(sum(t - start for t in sent))
 
 
 def test_without_a_429_for_seconds_the_rate_climbs_in_proportion_to_the_quiet() -> None:
-    pacer, clock = learnt(answers=10, seconds=1.0, retry_after=1.0)
+    pacer, clock = settled()
     before = pacer.rate
     assert before is not None
     clock.now += 1.0 + 3.0  # the pause, then three quiet seconds
@@ -70,7 +82,7 @@ def test_without_a_429_for_seconds_the_rate_climbs_in_proportion_to_the_quiet() 
 
 
 def test_a_long_quiet_climbs_as_if_it_were_ten_seconds_at_most() -> None:
-    pacer, clock = learnt(answers=10, seconds=1.0, retry_after=1.0)
+    pacer, clock = settled()
     before = pacer.rate
     assert before is not None
     clock.now += 1.0 + 100.0
@@ -79,7 +91,7 @@ def test_a_long_quiet_climbs_as_if_it_were_ten_seconds_at_most() -> None:
 
 
 def test_no_climb_while_the_retry_after_pause_runs() -> None:
-    pacer, clock = learnt(answers=10, seconds=1.0, retry_after=2.0)
+    pacer, clock = settled(retry_after=2.0)
     before = pacer.rate
     clock.now += 1.5  # inside the 2 s pause: the rate stands
     pacer.acquire()
@@ -155,16 +167,16 @@ def test_a_small_change_of_rate_is_not_reported_again() -> None:
 
 
 def test_a_429_in_the_banked_burst_halves_it_down_to_one_slot_at_most() -> None:
-    pacer, clock = learnt(answers=10, seconds=1.0, retry_after=1.0)  # about 4.9/s
+    pacer, clock = settled(answers=10, seconds=2.0)  # about 4.9/s
     rate = pacer.rate
     assert rate is not None
     for _ in range(6):
-        clock.now += 5.0
-        pacer.answered(clock.now)
+        clock.now += 1.0 - 1e-9  # a pause within the Retry-After: no climb, a burst banked
+        pacer.answered(pacer.acquire())
         pacer.throttled(clock.now, 1.0)
         assert pacer.rate == rate
     assert pacer.burst_s == pytest.approx(1 / rate)
-    assert pacer.state().collisions == 7
+    assert pacer.state().collisions == 8
 
 
 def test_a_429_to_a_request_sent_before_the_last_collision_changes_nothing() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from clienthelpers import FakeClock, Script, ok, problem
+from clienthelpers import FakeClock, Script, ok, problem, ran, returning
 
 from reconciler.client.http import MAX_CONNECT_RETRIES, ApiClient
 from reconciler.errors import AmbiguousWriteError, ProblemError, TransportError
@@ -26,12 +26,12 @@ def expected_backoffs(n: int, base: float = 0.2, seed: int = 7) -> list[float]:
 
 def call(client: ApiClient, method: str) -> Any:
     if method == "GET":
-        return client.get("/v2/things")
+        return client.run(client.get("/v2/things"))
     if method == "PUT":
-        return client.put("/v2/things/1", {"a": 1})
+        return client.run(client.put("/v2/things/1", {"a": 1}))
     if method == "PATCH":
-        return client.patch("/v2/things/1", {"a": 1})
-    return client.delete("/v2/things/1")
+        return client.run(client.patch("/v2/things/1", {"a": 1}))
+    return client.run(client.delete("/v2/things/1"))
 
 
 def test_429_waits_retry_after_then_retries(make_client: Callable[..., ApiClient], script: Script,
@@ -39,7 +39,7 @@ def test_429_waits_retry_after_then_retries(make_client: Callable[..., ApiClient
     events: list[str] = []
     script.then(problem(429, "Rate limit exceeded", headers={"Retry-After": "2"}), ok({"x": 1}))
     client = make_client(script, on_event=events.append)
-    assert client.get("/v2/integrations") == {"x": 1}
+    assert client.run(client.get("/v2/integrations")) == {"x": 1}
     assert clock.sleeps == [2.0]
     assert len(script.requests) == 2
     assert events == ["429 on GET /v2/integrations: waiting 2s (Retry-After)"]
@@ -53,7 +53,7 @@ def test_429_wait_is_capped_and_the_cap_is_reported(make_client: Callable[..., A
     events: list[str] = []
     script.then(problem(429, "Rate limit exceeded", headers={"Retry-After": "3600"}), ok())
     client = make_client(script, on_event=events.append, max_retry_after=60.0)
-    client.get("/v2/integrations")
+    client.run(client.get("/v2/integrations"))
     assert clock.sleeps == [60.0]
     assert events == ["429 on GET /v2/integrations: waiting 60s (Retry-After 3600s capped)"]
 
@@ -61,24 +61,24 @@ def test_429_wait_is_capped_and_the_cap_is_reported(make_client: Callable[..., A
 def test_429_without_retry_after_backs_off(make_client: Callable[..., ApiClient], script: Script,
                                            clock: FakeClock) -> None:
     script.then(problem(429, "Rate limit exceeded"), ok())
-    make_client(script).get("/v2/x")
+    ran(make_client(script), lambda c: c.get("/v2/x"))
     assert clock.sleeps == pytest.approx(expected_backoffs(1))
 
 
 def test_429_on_post_is_retried_without_recovery(make_client: Callable[..., ApiClient], script: Script,
                                                  clock: FakeClock) -> None:
-    recovered: list[int] = []
+    recover = returning(None)
     script.then(problem(429, "Rate limit exceeded", headers={"Retry-After": "1"}), ok({"id": "new"}, 201))
     client = make_client(script)
-    assert client.post("/v2/prompts", {"name": "p"}, recover=lambda: recovered.append(1)) == {"id": "new"}
+    assert client.run(client.post("/v2/prompts", {"name": "p"}, recover=recover)) == {"id": "new"}
     assert script.methods == ["POST", "POST"]
-    assert recovered == []
+    assert recover.calls == 0  # type: ignore[attr-defined]
 
 
 def test_429_after_retry_after_zero_retries_at_once(make_client: Callable[..., ApiClient], script: Script,
                                                     clock: FakeClock) -> None:
     script.then(problem(429, "Rate limit exceeded", headers={"Retry-After": "0"}), ok())
-    make_client(script).get("/v2/x")
+    ran(make_client(script), lambda c: c.get("/v2/x"))
     assert clock.sleeps == []
     assert len(script.requests) == 2
 
@@ -89,9 +89,9 @@ def test_a_429_pauses_later_requests_until_retry_after_has_passed(
     # started a request right after the 429: it must wait the remainder too.
     client = make_client(script)
     script.then(problem(429, "Rate limit exceeded", headers={"Retry-After": "5"}), ok(), ok())
-    client.get("/v2/a")
+    client.run(client.get("/v2/a"))
     clock.now -= 3  # another thread's view: 3 of the 5 seconds still to go
-    client.get("/v2/b")
+    client.run(client.get("/v2/b"))
     assert clock.sleeps == [5.0, 3.0]
 
 
@@ -125,7 +125,7 @@ def test_retries_stop_after_max_retries_with_the_last_problem(
         make_client: Callable[..., ApiClient], script: Script, clock: FakeClock) -> None:
     script.then(problem(500, "Internal server error", "database on fire"))
     with pytest.raises(ProblemError) as info:
-        make_client(script, max_retries=2).get("/v2/x")
+        ran(make_client(script, max_retries=2), lambda c: c.get("/v2/x"))
     assert info.value.status == 500
     assert info.value.detail == "database on fire"
     assert len(script.requests) == 3
@@ -136,7 +136,7 @@ def test_transport_failures_end_as_transport_error_after_retries(
         make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(httpx.ReadError("connection reset by peer"))
     with pytest.raises(TransportError) as info:
-        make_client(script, max_retries=3).get("/v2/x")
+        ran(make_client(script, max_retries=3), lambda c: c.get("/v2/x"))
     assert "gave up after 4 attempts" in str(info.value)
     assert info.value.method == "GET" and info.value.path == "/v2/x"
     assert len(script.requests) == 4
@@ -147,7 +147,7 @@ def test_a_refused_connection_is_retried_briefly_then_named_with_its_host(
     script.then(httpx.ConnectError("[Errno 111] Connection refused"))
     events: list[str] = []
     with pytest.raises(TransportError) as info:
-        make_client(script, max_retries=6, on_event=events.append).get("/v2/x")
+        ran(make_client(script, max_retries=6, on_event=events.append), lambda c: c.get("/v2/x"))
     assert len(script.requests) == 1 + MAX_CONNECT_RETRIES  # not max_retries: a refused host rarely comes back
     assert str(info.value) == ("GET /v2/x: cannot reach api.test.example: connection refused (nothing listens "
                                f"there) (gave up after {1 + MAX_CONNECT_RETRIES} attempts)")
@@ -158,14 +158,14 @@ def test_a_refused_connection_is_retried_briefly_then_named_with_its_host(
 def test_backoff_is_capped(make_client: Callable[..., ApiClient], script: Script, clock: FakeClock) -> None:
     script.then(problem(503, "Service unavailable"))
     with pytest.raises(ProblemError, match="^GET /v2/x: 503 Service unavailable"):
-        make_client(script, max_retries=12, backoff_base=1.0).get("/v2/x")
+        ran(make_client(script, max_retries=12, backoff_base=1.0), lambda c: c.get("/v2/x"))
     assert max(clock.sleeps) <= 30.0
 
 
 def test_4xx_is_not_retried(make_client: Callable[..., ApiClient], script: Script, clock: FakeClock) -> None:
     script.then(problem(422, "Unprocessable Entity", "bad field"))
     with pytest.raises(ProblemError, match="^PATCH /v2/integrations/1: 422 Unprocessable Entity: bad field$"):
-        make_client(script).patch("/v2/integrations/1", {"type": "LLM"})
+        ran(make_client(script), lambda c: c.patch("/v2/integrations/1", {"type": "LLM"}))
     assert len(script.requests) == 1
     assert clock.sleeps == []
 
@@ -179,11 +179,11 @@ def test_post_after_ambiguous_5xx_consults_recover_and_returns_what_it_found(
     found = {"id": "P1", "name": "p"}
     calls: list[int] = []
 
-    def recover() -> dict[str, str]:
+    async def recover() -> dict[str, str]:
         calls.append(1)
         return found
 
-    assert make_client(script).post("/v2/prompts", {"name": "p"}, recover=recover) is found
+    assert ran(make_client(script), lambda c: c.post("/v2/prompts", {"name": "p"}, recover=recover)) is found
     assert script.methods == ["POST"]
     assert calls == [1]
 
@@ -193,10 +193,10 @@ def test_post_after_ambiguous_5xx_is_retried_when_recover_finds_nothing(
     script.then(problem(503, "Service unavailable"), ok({"id": "P1"}, 201))
     calls: list[int] = []
 
-    def recover() -> None:
+    async def recover() -> None:
         calls.append(1)
 
-    assert make_client(script).post("/v2/prompts", {"name": "p"}, recover=recover) == {"id": "P1"}
+    assert ran(make_client(script), lambda c: c.post("/v2/prompts", {"name": "p"}, recover=recover)) == {"id": "P1"}
     assert script.methods == ["POST", "POST"]
     assert calls == [1]
 
@@ -205,7 +205,7 @@ def test_post_after_ambiguous_failure_without_recover_raises_ambiguous_write(
         make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(httpx.ReadError("connection reset"))
     with pytest.raises(AmbiguousWriteError) as info:
-        make_client(script).post("/v2/prompts", {"name": "p"})
+        ran(make_client(script), lambda c: c.post("/v2/prompts", {"name": "p"}))
     assert script.methods == ["POST"]
     assert "may or may not have taken effect" in str(info.value)
     assert info.value.method == "POST" and info.value.path == "/v2/prompts"
@@ -216,7 +216,7 @@ def test_post_after_ambiguous_failure_without_recover_raises_ambiguous_write(
 def test_post_after_reset_or_timeout_consults_recover(
         error: Exception, make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(error)
-    assert make_client(script).post("/v2/x", {}, recover=lambda: {"id": "X"}) == {"id": "X"}
+    assert ran(make_client(script), lambda c: c.post("/v2/x", {}, recover=returning({"id": "X"}))) == {"id": "X"}
     assert script.methods == ["POST"]
 
 
@@ -225,7 +225,7 @@ def test_post_after_reset_or_timeout_consults_recover(
 def test_post_that_was_never_sent_is_retried_without_recover(
         error: Exception, make_client: Callable[..., ApiClient], script: Script, clock: FakeClock) -> None:
     script.then(error, ok({"id": "X"}, 201))
-    assert make_client(script).post("/v2/x", {"a": 1}) == {"id": "X"}
+    assert ran(make_client(script), lambda c: c.post("/v2/x", {"a": 1})) == {"id": "X"}
     assert script.methods == ["POST", "POST"]
     assert clock.sleeps == pytest.approx(expected_backoffs(1))
 
@@ -234,7 +234,7 @@ def test_post_resent_after_ambiguity_that_meets_409_asks_recover_again(
         make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(problem(500, "Internal server error"), problem(409, "Resource conflict"))
     answers: list[dict[str, str] | None] = [None, {"id": "late"}]
-    assert make_client(script).post("/v2/x", {}, recover=lambda: answers.pop(0)) == {"id": "late"}
+    assert ran(make_client(script), lambda c: c.post("/v2/x", {}, recover=returning(*answers))) == {"id": "late"}
     assert script.methods == ["POST", "POST"]
 
 
@@ -243,11 +243,11 @@ def test_post_gives_up_after_max_retries_but_asks_recover_a_last_time(
     script.then(problem(500, "Internal server error"))
     calls: list[int] = []
 
-    def recover() -> None:
+    async def recover() -> None:
         calls.append(1)
 
     with pytest.raises(ProblemError, match="^POST /v2/x: 500 Internal server error"):
-        make_client(script, max_retries=2).post("/v2/x", {}, recover=recover)
+        ran(make_client(script, max_retries=2), lambda c: c.post("/v2/x", {}, recover=recover))
     assert script.methods == ["POST"] * 3
     assert calls == [1, 1, 1]
 
@@ -256,11 +256,11 @@ def test_a_failing_recover_makes_the_write_ambiguous(make_client: Callable[..., 
                                                       script: Script) -> None:
     script.then(problem(500, "Internal server error"))
 
-    def recover() -> None:
+    async def recover() -> None:
         raise TransportError("down", method="GET", path="/v2/x")
 
     with pytest.raises(AmbiguousWriteError) as info:
-        make_client(script).post("/v2/x", {}, recover=recover)
+        ran(make_client(script), lambda c: c.post("/v2/x", {}, recover=recover))
     assert "re-reading to find out failed" in str(info.value)
 
 
@@ -270,7 +270,7 @@ def test_a_failing_recover_makes_the_write_ambiguous(make_client: Callable[..., 
 def test_delete_retried_after_ambiguous_failure_treats_404_as_done(
         make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(httpx.ReadError("reset"), problem(404, "Resource not found"))
-    assert make_client(script).delete("/v2/experiments/E1") is None
+    assert ran(make_client(script), lambda c: c.delete("/v2/experiments/E1")) is None
     assert script.methods == ["DELETE", "DELETE"]
 
 
@@ -279,15 +279,15 @@ def test_delete_404_on_first_attempt_is_an_error_unless_missing_ok(
     script.then(problem(404, "Resource not found"))
     client = make_client(script)
     with pytest.raises(ProblemError) as info:
-        client.delete("/v2/experiments/E1")
+        client.run(client.delete("/v2/experiments/E1"))
     assert info.value.status == 404
-    assert client.delete("/v2/experiments/E1", missing_ok=True) is None
+    assert client.run(client.delete("/v2/experiments/E1", missing_ok=True)) is None
 
 
 def test_delete_sends_its_json_body(make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(ok({"completed": True}))
     body = {"dataset_version_id": "V1", "example_ids": ["a", "b"]}
-    assert make_client(script).delete("/v2/datasets/D1/examples", body) == {"completed": True}
+    assert ran(make_client(script), lambda c: c.delete("/v2/datasets/D1/examples", body)) == {"completed": True}
     request = script.requests[0]
     assert request.method == "DELETE"
     assert request.headers["content-type"] == "application/json"
@@ -296,4 +296,4 @@ def test_delete_sends_its_json_body(make_client: Callable[..., ApiClient], scrip
 
 def test_204_returns_none(make_client: Callable[..., ApiClient], script: Script) -> None:
     script.then(httpx.Response(204))
-    assert make_client(script).delete("/v2/prompts/P1") is None
+    assert ran(make_client(script), lambda c: c.delete("/v2/prompts/P1")) is None

@@ -1,8 +1,9 @@
-"""``run_tasks``: chains of reads on one pool; follow-ups run, the first error stops new work."""
+"""``run_tasks``: chains of reads on the event loop; follow-ups run, the first error stops new work,
+a cancellation (Ctrl-C) cancels what runs."""
 
 from __future__ import annotations
 
-import threading
+import asyncio
 
 import pytest
 
@@ -11,39 +12,63 @@ from reconciler.client.live import Task, run_tasks
 
 def test_every_task_and_every_follow_up_runs_once() -> None:
     ran: list[str] = []
-    lock = threading.Lock()
 
     def leaf(name: str) -> Task:
-        def run() -> None:
-            with lock:
-                ran.append(name)
+        async def run() -> None:
+            await asyncio.sleep(0)
+            ran.append(name)
         return run
 
     def parent(name: str, children: int) -> Task:
-        def run() -> list[Task]:
-            with lock:
-                ran.append(name)
+        async def run() -> list[Task]:
+            ran.append(name)
             return [leaf(f"{name}.{i}") for i in range(children)]
         return run
 
-    run_tasks([parent("a", 30), parent("b", 0), leaf("c")], parallelism=4)
+    asyncio.run(run_tasks([parent("a", 30), parent("b", 0), leaf("c")]))
     assert sorted(ran) == sorted(["a", "b", "c", *(f"a.{i}" for i in range(30))])
-    run_tasks([], parallelism=4)  # nothing to do returns at once
+    asyncio.run(run_tasks([]))  # nothing to do returns at once
 
 
-def test_the_first_error_is_raised_and_no_follow_up_starts_after_it() -> None:
-    started: list[str] = []
+def test_the_first_error_is_raised_the_running_tasks_finish_and_no_follow_up_starts_after_it() -> None:
+    events: list[str] = []
 
-    def failing() -> list[Task]:
+    async def failing() -> list[Task]:
         raise RuntimeError("list failed")
 
-    def parent() -> list[Task]:
-        started.append("parent")
-        return [lambda: started.append("child") or None]
+    async def child() -> None:
+        events.append("child")
+
+    async def slow_parent() -> list[Task]:
+        await asyncio.sleep(0.01)  # still running when the failure comes
+        events.append("parent finished")
+        return [child]
+
+    async def other_failure() -> None:
+        await asyncio.sleep(0.02)
+        raise ValueError("later")
 
     with pytest.raises(RuntimeError, match="list failed"):
-        run_tasks([failing], parallelism=1)
-    # with one thread the failing task runs first: its sibling still runs, its follow-up does not
-    with pytest.raises(RuntimeError, match="list failed"):
-        run_tasks([failing, parent], parallelism=1)
-    assert started == ["parent"]
+        asyncio.run(run_tasks([failing, slow_parent, other_failure]))
+    assert events == ["parent finished"]  # let finish, its follow-up not started
+
+
+def test_a_cancelled_read_cancels_its_tasks_and_waits_for_them() -> None:
+    events: list[str] = []
+
+    async def endless() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            events.append("cancelled")
+            raise
+
+    async def main() -> None:
+        reading = asyncio.ensure_future(run_tasks([endless, endless]))
+        await asyncio.sleep(0.01)
+        reading.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reading
+        assert events == ["cancelled", "cancelled"]  # both ended before the cancellation came out
+
+    asyncio.run(main())

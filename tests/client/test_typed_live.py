@@ -44,7 +44,7 @@ def _client(prompts: list[dict[str, Any]], versions: list[dict[str, Any]]) -> Ap
         key, items = lists[request.url.path]
         return httpx.Response(200, json={key: items, "pagination": {"has_more": False, "next_cursor": None}})
 
-    return ApiClient(httpx.Client(base_url="https://api.test", transport=httpx.MockTransport(handler)))
+    return ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
 
 
 PROMPT_DOC = DesiredResource(kind="Prompt", name="p", space="research", spec={
@@ -55,7 +55,7 @@ SCOPE = ReadScope(spaces=frozenset({"research"}), prompts=frozenset({("research"
 
 def test_live_objects_are_models_that_keep_the_fields_they_do_not_know() -> None:
     with _client([PROMPT], [VERSION]) as client:
-        live = read_live(client, SCOPE)
+        live = client.run(read_live(client, SCOPE))
     prompt = live.prompts[(SPACE["id"], "p")]
     assert isinstance(prompt.prompt, PromptObject) and isinstance(prompt.latest, PromptVersionObject)
     assert (prompt.id, prompt.prompt.description, prompt.latest.model) == (PROMPT["id"], "d", "m")
@@ -76,7 +76,7 @@ def test_live_objects_are_models_that_keep_the_fields_they_do_not_know() -> None
 def test_an_object_without_a_field_the_reconciler_reads_is_refused_by_path_and_field(
         prompts: list[dict[str, Any]], versions: list[dict[str, Any]], path: str, field: str) -> None:
     with _client(prompts, versions) as client, pytest.raises(ResponseError) as caught:
-        read_live(client, SCOPE)
+        client.run(read_live(client, SCOPE))
     message = str(caught.value)
     assert message.startswith(f"GET {path}: the API answered a prompt")
     assert f"cannot read: {field}:" in message

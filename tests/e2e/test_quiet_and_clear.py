@@ -84,7 +84,7 @@ def test_the_live_read_counts_its_requests_per_kind(tmp_path: Path) -> None:
     manifests = load_manifests([str(Path(__file__).resolve().parents[2] / "manifests")])
     with open_client(Endpoint(base_url=None, emulator_db=str(tmp_path / "s.db")), "admin-key") as client:
         with read_progress(client, enabled=True) as counts:
-            read_live(client, manifests.read_scope())
+            client.run(read_live(client, manifests.read_scope()))
         assert client.on_request is None  # unhooked after the read
     assert counts["integrations"] == 2 and counts["spaces"] == 1
     assert {"prompts", "datasets", "evaluators", "resource restrictions"} <= set(counts)

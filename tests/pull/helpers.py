@@ -11,8 +11,6 @@ from typing import Any
 import httpx
 from click.testing import Result
 
-from reconciler.client.inprocess import emulator_transport
-
 ENV = {"RECONCILER_API_KEY": "admin-key", "A_KEY": "canary-a-key-5f1e", "AGENT_TOKEN": "canary-agent-9c2d"}
 
 Cli = Callable[..., Result]
@@ -21,9 +19,17 @@ Cli = Callable[..., Result]
 @contextmanager
 def ui(tmp_path: Path) -> Iterator[UI]:
     """The platform's UI: an admin client on the emulator's file."""
-    with httpx.Client(transport=emulator_transport(str(tmp_path / "live.db")), base_url="http://emulator",
-                      headers={"Authorization": "Bearer admin-key"}) as c:
-        yield UI(c)
+    from starlette.testclient import TestClient
+
+    from reconciler.emulator.app import create_app
+    from reconciler.emulator.core import Emulator, EmulatorSettings
+
+    emu = Emulator(EmulatorSettings(db=str(tmp_path / "live.db")))
+    try:
+        with TestClient(create_app(emu), base_url="http://emulator", headers={"Authorization": "Bearer admin-key"}) as c:
+            yield UI(c)
+    finally:
+        emu.store.close()
 
 
 class UI:

@@ -50,33 +50,33 @@ def build_account(client: Any, tmp: Path, size: int, first: random.Random, secon
             live, plan = plan_against(manifests, client, PlanOptions(version_name=f"v{n}"))
             assert run_apply(plan, client, parallelism=4, fail_fast=False).ok
     assert manifests is not None
-    client.post("/v2/integrations", {  # an AGENT with presets and a header, and a dashboard restriction
+    client.run(client.post("/v2/integrations", {  # an AGENT with presets and a header, and a dashboard restriction
         "type": "AGENT", "name": f"agent-{rng.randint(0, 10**6)}", "description": "by hand",
         "config": {"endpoint": "https://agent.example.com/run", "headers": {"X-Token": "canary-by-hand"},
                    "input_schema": {"type": "object", "properties": {"t": {"type": "number"}}},
-                   "request_presets": [{"name": "cold", "config": {"t": 0}}]}})
-    client.post("/v2/resource-restrictions", {"resource_id": base64.b64encode(b"Dashboard:7:abc").decode()})
-    live = read_live(client, manifests.read_scope(), None)
+                   "request_presets": [{"name": "cold", "config": {"t": 0}}]}}))
+    client.run(client.post("/v2/resource-restrictions", {"resource_id": base64.b64encode(b"Dashboard:7:abc").decode()}))
+    live = client.run(read_live(client, manifests.read_scope(), None))
     with_retention = [d for key, d in live.datasets.items() if d.experiments is not None]
     for dataset in with_retention[:3]:
-        examples = client.get(f"/v2/datasets/{dataset.id}/examples")["examples"]
+        examples = client.run(client.get(f"/v2/datasets/{dataset.id}/examples"))["examples"]
         for i in range(rng.randint(1, 3)):
             body = {"name": f"exp-{i}", "dataset_id": dataset.id,
                     "experiment_runs": [{"example_id": examples[0]["id"], "output": i}],
                     "created_at": f"2026-0{rng.randint(1, 9)}-1{i}T00:00:00Z"}
-            client.http.post("/v2/experiments", json=body, headers=BACKDATE).raise_for_status()
+            client.run(client.http.post("/v2/experiments", json=body, headers=BACKDATE)).raise_for_status()
     for prompt in list(live.prompts.values())[:2]:
         latest = prompt.latest
         if latest is not None:  # a label stays on the version that is no longer the latest
-            client.put(f"/v2/prompt-versions/{latest.id}/labels", {"labels": [*latest.label_names(), "by-hand"]})
-            client.post(f"/v2/prompts/{prompt.id}/versions",
+            client.run(client.put(f"/v2/prompt-versions/{latest.id}/labels", {"labels": [*latest.label_names(), "by-hand"]}))
+            client.run(client.post(f"/v2/prompts/{prompt.id}/versions",
                         {"commit_message": "by hand", "provider": latest.provider, "messages": [
-                            {"role": "user", "content": f"{rng.random()}"}]})
+                            {"role": "user", "content": f"{rng.random()}"}]}))
     for evaluator in list(live.evaluators.values())[:2]:
-        full = client.get(f"/v2/evaluators/{evaluator.id}")
-        client.post(f"/v2/evaluators/{evaluator.id}/versions",
+        full = client.run(client.get(f"/v2/evaluators/{evaluator.id}"))
+        client.run(client.post(f"/v2/evaluators/{evaluator.id}/versions",
                     {"commit_message": "by hand", "template_config": {**full["version"]["template_config"],
-                                                                      "template": f"{{x}} {rng.random()}"}})
+                                                                      "template": f"{{x}} {rng.random()}"}}))
     return manifests
 
 
@@ -90,7 +90,7 @@ def test_seeding_a_replica_from_a_read_then_reading_it_gives_the_same_live_state
         manifests = build_account(client, Path(tmp), size, first, second, rng)
         scope = manifests.read_scope()
         # every example kept whole (no manifest to match against): ids, order and digests must agree
-        whole = read_live(client, scope, None)
+        whole = client.run(read_live(client, scope, None))
         kinds_seen = {
             "older labelled versions": any(v != p.latest.id for p in whole.prompts.values() if p.latest
                                            for v in p.labels.values()),
@@ -103,9 +103,9 @@ def test_seeding_a_replica_from_a_read_then_reading_it_gives_the_same_live_state
         # an account that lacks one (no dataset with retention, so no experiment read) checks less: drawn again
         assume(all(kinds_seen.values()))
         with open_replica(account_of(whole)) as replica:
-            same_state(whole, read_live(replica, scope, None))
+            same_state(whole, replica.run(read_live(replica, scope, None)))
         # read against the manifests (as a plan reads): the examples equal to their declaration are
         # rebuilt from the manifests, so only the digest of their ids differs
-        matched = read_live(client, scope, manifests)
+        matched = client.run(read_live(client, scope, manifests))
         with open_replica(account_of(matched, manifests)) as replica:
-            same_state(matched, read_live(replica, scope, manifests), digests=False)
+            same_state(matched, replica.run(read_live(replica, scope, manifests)), digests=False)

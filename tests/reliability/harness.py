@@ -204,7 +204,8 @@ def _sigint_default() -> None:
 
 def admin_client(url: str, key: str) -> ApiClient:
     """An API client that is never faulted (setup and checks must not be disturbed)."""
-    http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}", NO_FAULTS_HEADER: "1"}, timeout=30)
+    http = httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}", NO_FAULTS_HEADER: "1"},
+                             timeout=30)
     return ApiClient(http, parallelism=4)
 
 
@@ -215,19 +216,19 @@ def live_names(url: str, key: str) -> dict[str, list[str]]:
     with admin_client(url, key) as api:
         out: dict[str, list[str]] = {}
         for type_ in ("LLM", "AGENT"):
-            out[f"Integration/{type_}"] = [i["name"] for i in api.paginate("/v2/integrations", "integrations",
-                                                                           {"type": type_})]
-        spaces = api.paginate("/v2/spaces", "spaces")
+            out[f"Integration/{type_}"] = [i["name"] for i in api.run(api.paginate("/v2/integrations", "integrations",
+                                                                           {"type": type_}))]
+        spaces = api.run(api.paginate("/v2/spaces", "spaces"))
         prompt_names: dict[str, str] = {}
         for kind, path, key_ in (("Prompt", "/v2/prompts", "prompts"), ("Dataset", "/v2/datasets", "datasets"),
                                  ("Evaluator", "/v2/evaluators", "evaluators")):
             out[kind] = []
             for space in spaces:
-                for item in api.paginate(path, key_, {"space_id": space["id"]}):
+                for item in api.run(api.paginate(path, key_, {"space_id": space["id"]})):
                     out[kind].append(item["name"])
                     if kind == "Prompt":
                         prompt_names[item["id"]] = item["name"]
-        restrictions = api.paginate("/v2/resource-restrictions", "resource_restrictions")
+        restrictions = api.run(api.paginate("/v2/resource-restrictions", "resource_restrictions"))
         out["ResourceRestriction"] = [r["resource_id"] for r in restrictions if r["resource_type"] != "PROMPT"]
         out["PromptRestriction"] = [prompt_names.get(r["resource_id"], r["resource_id"])
                                     for r in restrictions if r["resource_type"] == "PROMPT"]

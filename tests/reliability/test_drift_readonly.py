@@ -27,8 +27,8 @@ def test_drift_sends_nothing_but_get_whether_in_sync_missing_or_changed(tmp_path
         assert in_sync.exit_code == 0, in_sync.output
 
         with admin_client(served.url, "admin-key") as api:
-            agent = next(i for i in api.paginate("/v2/integrations", "integrations", {"type": "AGENT"}))
-            api.patch(f"/v2/integrations/{agent['id']}", {"type": "AGENT", "description": "changed by hand"})
+            agent = next(i for i in api.run(api.paginate("/v2/integrations", "integrations", {"type": "AGENT"})))
+            api.run(api.patch(f"/v2/integrations/{agent['id']}", {"type": "AGENT", "description": "changed by hand"}))
         hand_writes = 1
         drifted = run_cli(["drift", tree, "--base-url", served.url, "--format", "json", "-v"], env)
         assert drifted.exit_code == 2, drifted.output

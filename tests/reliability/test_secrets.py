@@ -115,7 +115,7 @@ def session_in(tmp: Path) -> Iterator[Session]:
             run.state.secrets.update(huge)
             with admin_client(served.url, run.key) as api:
                 for type_ in ("LLM", "AGENT"):
-                    for item in api.paginate("/v2/integrations", "integrations", {"type": type_}):
+                    for item in api.run(api.paginate("/v2/integrations", "integrations", {"type": type_})):
                         run.integration_names[item["id"]] = item["name"]
             run.exchanges = served.recorder.api()
     finally:

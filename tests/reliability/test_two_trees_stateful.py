@@ -26,11 +26,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import httpx
 import yaml
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from starlette.testclient import TestClient
 
 from reconciler.client.http import EMULATOR_BASE_URL, ApiClient, build_http_client
 from reconciler.client.inprocess import InProcessTransport
@@ -111,8 +111,8 @@ class TwoTrees(RuleBasedStateMachine):
         self.emu = Emulator(EmulatorSettings(spaces=("alpha", "beta", "shared")))
         transport = InProcessTransport(create_app(self.emu), on_close=self.emu.store.close)
         self.client = ApiClient(build_http_client(EMULATOR_BASE_URL, "admin-key", transport=transport), parallelism=2)
-        self.api = httpx.Client(base_url=EMULATOR_BASE_URL, transport=transport,
-                                headers={"Authorization": "Bearer admin-key"})
+        self.api = TestClient(create_app(self.emu), base_url=EMULATOR_BASE_URL,  # the UI: a client of its own
+                              headers={"Authorization": "Bearer admin-key"})
         self.spaces = {s["name"]: s["id"] for s in self.api.get("/v2/spaces").json()["spaces"]}
         self.designs: dict[str, list[dict[str, Any]]] = {}
         self.outputs: list[str] = []

@@ -104,7 +104,7 @@ def test_a_request_event_gives_the_exchange_s_duration_in_seconds() -> None:
 
     stream = io.StringIO()
     t = Telemetry(log_format="json", stream=stream, metrics=False)
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(200)))
+    http = httpx.AsyncClient(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(200)))
     with ApiClient(http) as client:
         t.attach(client, log_requests=True)
         for observe in client.observers:  # an exchange that took 1.25 s, as the client tells it

@@ -3,6 +3,7 @@ events it prints (what a log pipeline reads). Nothing here talks to an API but a
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from pathlib import Path
@@ -148,15 +149,15 @@ def test_every_exchange_is_counted_by_method_and_status_and_keeps_the_run_alive(
     t = Telemetry()
     t.heartbeat = 0.0
     answers = iter([200, 200, 404, 503])
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(
+    http = httpx.AsyncClient(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(
         lambda request: httpx.Response(next(answers), json={})))
     with ApiClient(http, max_retries=0) as client:
         t.attach(client)
-        client.get("/v2/a")
-        client.get("/v2/b")
-        client.delete("/v2/c", missing_ok=True)
+        client.run(client.get("/v2/a"))
+        client.run(client.get("/v2/b"))
+        client.run(client.delete("/v2/c", missing_ok=True))
         with pytest.raises(ProblemError, match=r"^PUT /v2/d: 503 Service Unavailable"):
-            client.put("/v2/d", {})
+            client.run(client.put("/v2/d", {}))
     assert value(t, tmp_path, "reconciler_api_requests_total", method="GET", status="200") == 2
     assert value(t, tmp_path, "reconciler_api_requests_total", method="DELETE", status="404") == 1
     assert value(t, tmp_path, "reconciler_api_requests_total", method="PUT", status="503") == 1
@@ -165,22 +166,22 @@ def test_every_exchange_is_counted_by_method_and_status_and_keeps_the_run_alive(
 
 def test_an_observer_already_on_the_client_still_runs_when_telemetry_attaches() -> None:
     seen: list[int] = []
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(204)))
+    http = httpx.AsyncClient(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(204)))
     with ApiClient(http) as client:
         client.observers.append(lambda exchange: seen.append(exchange.status))
         Telemetry().attach(client)
-        client.get("/v2/a")
+        client.run(client.get("/v2/a"))
     assert seen == [204]
 
 
 def test_with_log_requests_each_exchange_is_a_request_event_made_from_the_client_s_fields() -> None:
     stream = io.StringIO()
     t = Telemetry(log_format="json", stream=stream, clock=lambda: NOON, metrics=False)
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(
+    http = httpx.AsyncClient(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(
         lambda r: httpx.Response(200, json={"spaces": []})))
     with ApiClient(http) as client:
         t.attach(client, log_requests=True)
-        client.get("/v2/spaces", {"limit": 100})
+        client.run(client.get("/v2/spaces", {"limit": 100}))
     (event,) = json_lines(stream)
     assert {k: event[k] for k in ("ts", "event", "method", "path", "status")} == {
         "ts": "2026-01-01T12:00:00.250Z", "event": "request", "method": "GET", "path": "/v2/spaces?limit=100",
@@ -191,13 +192,13 @@ def test_with_log_requests_each_exchange_is_a_request_event_made_from_the_client
 
 def test_observers_are_told_typed_exchanges_retries_included_and_telemetry_parses_no_text() -> None:
     answers = iter([429, 503, 200])
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(
+    http = httpx.AsyncClient(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(
         lambda r: httpx.Response(next(answers), headers={"Retry-After": "0"}, json={"spaces": []})))
     seen: list[Exchange] = []
     lines: list[str] = []
-    with ApiClient(http, on_event=lines.append, trace=True, sleep=lambda s: None) as client:
+    with ApiClient(http, on_event=lines.append, trace=True, sleep=asyncio.sleep) as client:
         client.observers.append(seen.append)
-        client.get("/v2/spaces", {"limit": 100, "cursor": None})
+        client.run(client.get("/v2/spaces", {"limit": 100, "cursor": None}))
     assert [(e.method, e.path, dict(e.params or {}), e.status, e.attempt) for e in seen] == [
         ("GET", "/v2/spaces", {"limit": 100}, 429, 1), ("GET", "/v2/spaces", {"limit": 100}, 503, 2),
         ("GET", "/v2/spaces", {"limit": 100}, 200, 3)]
@@ -378,7 +379,7 @@ def test_client_lines_are_client_events_in_json_mode_never_parsed_into_requests(
 def test_the_telemetry_is_passed_in_never_a_process_global() -> None:
     assert not hasattr(telemetry, "current") and not hasattr(telemetry, "set_current")
     t = Telemetry()
-    http = httpx.Client(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(204)))
+    http = httpx.AsyncClient(base_url="http://127.0.0.1:9", transport=httpx.MockTransport(lambda r: httpx.Response(204)))
     with ApiClient(http) as client:
         assert workflow.reporter(client) is None  # nothing to report to unless connected with one
         client.reporter = t
