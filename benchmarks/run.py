@@ -44,9 +44,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "performance.md"
 
 
-def run_worker(job: dict[str, Any]) -> dict[str, Any]:
-    env = {**os.environ, **SECRET_ENV, "RECONCILER_API_KEY": "admin-key"}
-    done = subprocess.run([sys.executable, "-m", "benchmarks.worker", json.dumps(job)], env=env, cwd=ROOT,
+def run_worker(job: dict[str, Any], root: Path = ROOT) -> dict[str, Any]:
+    """A worker run; ``root`` holds the ``reconciler`` and ``benchmarks`` packages it runs (another
+    commit's, for the figures before a change)."""
+    env = {**os.environ, **SECRET_ENV, "RECONCILER_API_KEY": "admin-key", "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-m", "benchmarks.worker", json.dumps(job)], env=env, cwd=root,
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"benchmark worker failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
@@ -76,16 +78,17 @@ class Bench:
 
     def measure(self, mode: str, action: str, manifests: Path, *, rate_limit: float | None = None,
                 faults: str | None = None, start: Path, floor: bool = False, urls_out: Path | None = None,
-                profile: bool = False, parallelism: int | None = None) -> tuple[dict[str, Any], Census]:
+                profile: bool = False, parallelism: int | None = None, rate_burst: float | None = None,
+                root: Path = ROOT) -> tuple[dict[str, Any], Census]:
         """One worker run on a copy of ``start``; returns its result (with the emulator's counts)
         and the census of the account afterwards."""
         copy_db(start, self.db)
-        with emulator(self.db, rate_limit=rate_limit, faults=faults) as served:
+        with emulator(self.db, rate_limit=rate_limit, faults=faults, rate_burst=rate_burst) as served:
             reset_stats(served.url)
             cpu0 = served.cpu_s()
             job = {"mode": mode, "action": action, "manifests": str(manifests), "url": served.url,
                    "floor": floor, "urls_out": str(urls_out) if urls_out else None, "profile": profile}
-            result = run_worker(job if parallelism is None else {**job, "parallelism": parallelism})
+            result = run_worker(job if parallelism is None else {**job, "parallelism": parallelism}, root)
             result["emulator_cpu_s"] = round(served.cpu_s() - cpu0, 2)
             result["server_requests"] = by_method(read_stats(served.url))
         return result, take(self.db)

@@ -45,13 +45,16 @@ class Served:
 
 
 @contextmanager
-def emulator(db: Path, *, rate_limit: float | None = None, faults: str | None = None) -> Iterator[Served]:
+def emulator(db: Path, *, rate_limit: float | None = None, faults: str | None = None,
+             rate_burst: float | None = None) -> Iterator[Served]:
     """Serve ``db`` until the block ends. Stopped with SIGINT, so the store is closed (and the WAL
     checkpointed) before the file is copied."""
     port = free_port()
     cmd = [sys.executable, "-m", "reconciler", "emulator", "--port", str(port), "--db", str(db)]
     if rate_limit is not None:
         cmd += ["--rate-limit", str(rate_limit)]
+    if rate_burst is not None:
+        cmd += ["--rate-burst", str(rate_burst)]
     if faults:
         cmd += ["--faults", faults]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())

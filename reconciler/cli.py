@@ -373,13 +373,16 @@ def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, fo
 @click.option("--reader-key", default="reader-key", show_default=True)
 @click.option("--space-key", multiple=True, metavar="KEY=SPACE", help="A key that manages one space's restrictions.")
 @click.option("--rate-limit", type=float, metavar="RPS", help="Token bucket per key.")
+@click.option("--rate-burst", type=float, metavar="N",
+              help="With --rate-limit: the bucket holds N requests (default: a second's worth).")
 @click.option("--faults", metavar="SPEC", help="e.g. seed=7,error_rate=0.05,reset_rate=0.02,latency_ms=20")
 @click.option("--errors-url", default=None, help="Base of the problem type URIs.")
 @click.option("--space", "spaces", multiple=True, metavar="NAME",
               help="Create this space too, when missing (repeatable; default and research always exist).")
 def emulator(
     host: str, port: int, db: str | None, admin_key: str, reader_key: str, space_key: tuple[str, ...],
-    rate_limit: float | None, faults: str | None, errors_url: str | None, spaces: tuple[str, ...],
+    rate_limit: float | None, rate_burst: float | None, faults: str | None, errors_url: str | None,
+    spaces: tuple[str, ...],
 ) -> None:
     """Serve the API emulator over HTTP."""
     from reconciler.emulator import server_stack
@@ -396,7 +399,7 @@ def emulator(
         space_keys[key] = space
     serve(EmulatorSettings(
         host=host, port=port, db=db, admin_key=admin_key, reader_key=reader_key, space_keys=space_keys,
-        rate_limit=rate_limit, faults=faults, errors_url=errors_url or DEFAULT_ERRORS_URL, spaces=spaces,
+        rate_limit=rate_limit, rate_burst=rate_burst, faults=faults, errors_url=errors_url or DEFAULT_ERRORS_URL, spaces=spaces,
     ))
 
 

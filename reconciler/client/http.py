@@ -54,7 +54,9 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import ssl
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
@@ -702,7 +704,6 @@ def connect_cause(exc: Exception, base_url: httpx.URL) -> tuple[str, bool]:
     (retrying cannot help): DNS, TLS, refused, or timeout."""
     import errno
     import socket
-    import ssl
 
     where = base_url.host + (f":{base_url.port}" if base_url.port else "")
     chain = _chain(exc)
@@ -812,12 +813,21 @@ def build_http_client(
     the key (in clear text over http) to a proxy, which cannot reach this machine's loopback anyway."""
     host = httpx.URL(base_url).host
     direct = {f"all://[{host}]" if ":" in host else f"all://{host}": None} if host and is_loopback(host) else None
+    verify = _verify(base_url, direct is not None, ca_file)
+    if transport is None and (direct is not None or not urllib.request.getproxies()):
+        # a connection for each request in flight (``slots``), one TLS context for all; through a proxy
+        # of the environment, httpx's own pool (a given transport would turn the proxies off)
+        from reconciler.client.slots import SlotTransports
+
+        context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context()
+        transport = SlotTransports(lambda: httpx.AsyncHTTPTransport(
+            verify=context, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1)), parallelism)
     return httpx.AsyncClient(
         mounts=direct,
         base_url=base_url,
         headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"},
         timeout=timeout,
-        verify=_verify(base_url, direct is not None, ca_file),
+        verify=verify,
         follow_redirects=False,
         limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
         transport=transport,
@@ -832,16 +842,12 @@ def _verify(base_url: str, loopback: bool, ca_file: str | None) -> Any:
     if ca_file:
         return _tls_context(ca_file)
     if loopback and base_url.lower().startswith("http://"):
-        import ssl
-
         return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, and trusts no certificate
     return True
 
 
 def _tls_context(ca_file: str) -> Any:
     """A verifying TLS context that trusts the CA certificates in ``ca_file`` (PEM)."""
-    import ssl
-
     try:
         return ssl.create_default_context(cafile=ca_file)
     except (OSError, ssl.SSLError) as exc:

@@ -48,6 +48,7 @@ class EmulatorSettings:
     space_keys: dict[str, str] = field(default_factory=dict)  # key -> space name it manages
     errors_url: str = DEFAULT_ERRORS_URL
     rate_limit: float | None = None  # requests per second per key (token bucket)
+    rate_burst: float | None = None  # the bucket's size in requests (None: a second's worth, at least 1)
     faults: str | None = None  # e.g. "seed=7,error_rate=0.05,reset_rate=0.02,latency_ms=20"
     spaces: tuple[str, ...] = ()  # more spaces to create (in the first organization) when missing
 

@@ -17,7 +17,8 @@ Every request passes three stages, in this order:
    page a browser on the same machine opens, could otherwise inject faults or read the counts.
 2. **Rate limit** (``settings.rate_limit`` requests per second; ``None`` turns it off). One token
    bucket per bearer key (requests without one share a bucket per client address). The bucket
-   holds ``max(1, rate)`` tokens, starts full and refills continuously. A request that finds it
+   holds ``settings.rate_burst`` tokens (default ``max(1, rate)``: a second's worth), starts full
+   and refills continuously. A request that finds it
    empty is answered 429 with an honest ``Retry-After``: the whole seconds until one token is
    back, so waiting that long lets the next request through (a rejected request takes no token).
    ``/v2/openapi.json`` is exempt.
@@ -138,15 +139,19 @@ def find_routes(app: Any) -> list[Any]:
 
 
 class RateLimiter:
-    """Token buckets per key: ``capacity = max(1, rate)``, refilled at ``rate`` tokens a second."""
+    """Token buckets per key: ``capacity`` tokens (default ``max(1, rate)``: a second's worth),
+    refilled at ``rate`` tokens a second."""
 
     MAX_IDLE_BUCKETS = 4096
 
-    def __init__(self, rate: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, rate: float, clock: Callable[[], float] = time.monotonic, *,
+                 capacity: float | None = None) -> None:
         if not rate > 0 or math.isinf(rate):
             raise ValueError(f"rate_limit must be a positive number of requests per second, got {rate}")
+        if capacity is not None and not 1.0 <= capacity < math.inf:
+            raise ValueError(f"rate_burst must be a number of requests of at least 1, got {capacity}")
         self.rate = float(rate)
-        self.capacity = max(1.0, self.rate)
+        self.capacity = max(1.0, self.rate) if capacity is None else float(capacity)
         self._clock = clock
         self._lock = threading.Lock()
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
@@ -333,7 +338,7 @@ class EmulatorMiddleware:
         self.emu = emu
         self.stats = request_stats(emu)
         rate = emu.settings.rate_limit
-        self.limiter = RateLimiter(rate) if rate is not None else None
+        self.limiter = RateLimiter(rate, capacity=emu.settings.rate_burst) if rate is not None else None
         spec = FaultSpec.parse(emu.settings.faults)
         self.faults = FaultInjector(spec) if spec.active else None
         self.routes = find_routes(app)

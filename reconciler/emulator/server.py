@@ -33,7 +33,8 @@ def banner(settings: EmulatorSettings) -> str:
     lines.append(f"  state:      SQLite file {settings.db} (kept across restarts)" if settings.db
                  else "  state:      in memory (lost when the emulator stops; use --db FILE to keep it)")
     if settings.rate_limit is not None:
-        lines.append(f"  rate limit: {settings.rate_limit:g} requests/second per key")
+        burst = settings.rate_burst if settings.rate_burst is not None else max(1.0, settings.rate_limit)
+        lines.append(f"  rate limit: {settings.rate_limit:g} requests/second per key (a bucket of {burst:g})")
     if settings.faults:
         lines.append(f"  faults:     {settings.faults}")
     return "\n".join(lines)

@@ -7,10 +7,15 @@ from __future__ import annotations
 import ssl
 
 from reconciler.client.http import build_http_client
+from reconciler.client.slots import SlotTransports
 
 
 def context(url: str) -> ssl.SSLContext:
-    found: ssl.SSLContext = build_http_client(url, "k")._transport._pool._ssl_context  # type: ignore[attr-defined]
+    transport = build_http_client(url, "k")._transport  # a connection per request in flight: one context for all
+    assert isinstance(transport, SlotTransports)
+    contexts = {id(t._pool._ssl_context): t._pool._ssl_context for t in transport._all}  # type: ignore[attr-defined]
+    assert len(contexts) == 1
+    found: ssl.SSLContext = next(iter(contexts.values()))
     return found
 
 

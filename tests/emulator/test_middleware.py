@@ -160,6 +160,25 @@ def test_the_bucket_holds_at_least_one_request_and_at_most_one_second_of_them() 
     assert [fast.acquire("k") is None for _ in range(4)] == [True, True, True, False]
 
 
+def test_a_burst_sets_the_bucket_s_size_and_a_429_still_tells_the_honest_whole_seconds(
+        emulator_factory: Factory) -> None:
+    clock = FakeClock()
+    small = RateLimiter(50, clock, capacity=5)
+    assert [small.acquire("k") is None for _ in range(6)] == [True] * 5 + [False]
+    clock.now += 0.021  # one token back
+    assert small.acquire("k") is None and small.acquire("k") == 1
+    url, _ = emulator_factory(rate_limit=50, rate_burst=5)
+    with client(url) as api:
+        statuses = [api.get("/v2/spaces").status_code for _ in range(12)]
+    assert statuses[:5] == [200] * 5 and 429 in statuses[5:]
+
+
+@pytest.mark.parametrize("burst", [0, 0.5, float("inf")])
+def test_a_burst_under_one_request_is_refused_at_startup(burst: float) -> None:
+    with pytest.raises(ValueError, match="rate_burst must be a number of requests of at least 1"):
+        create_app(Emulator(EmulatorSettings(rate_limit=5, rate_burst=burst)))
+
+
 @pytest.mark.parametrize("rate", [0, -1, float("inf")])
 def test_a_rate_limit_that_is_not_positive_is_refused_at_startup(rate: float) -> None:
     with pytest.raises(ValueError, match="rate_limit must be a positive number of requests per second"):

@@ -1,0 +1,49 @@
+"""One way to send requests: a plan and an apply run on the client's event loop, in the calling
+thread, over a real socket and over the in-process emulator; no thread is started for them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.client.http import Exchange
+from reconciler.workflow import Connection, confirm_converged, connect, load, plan_against, run_apply
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def quickstart(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    monkeypatch.setenv("VENDOR_A_KEY", "demo-vendor-a-key")
+    monkeypatch.setenv("AGENT_TOKEN", "demo-agent-token")
+    monkeypatch.setenv("RECONCILER_API_KEY", "admin-key")
+    yield load([str(ROOT / "manifests")])
+
+
+@pytest.mark.parametrize("where", ["socket", "in-process"])
+def test_a_plan_and_an_apply_start_no_thread_and_send_from_the_calling_one(
+        where: str, quickstart: Any, server: tuple[str, Any], tmp_path: Path) -> None:
+    from reconciler.plan.model import PlanOptions
+
+    conn = Connection(base_url=server[0]) if where == "socket" else Connection(emulator=str(tmp_path / "s.db"))
+    before = set(threading.enumerate())  # pytest's, xdist's and the socket emulator's own
+    seen: list[tuple[set[threading.Thread], threading.Thread]] = []
+
+    def look(exchange: Exchange) -> None:  # told on the loop, as each answer arrives
+        seen.append((set(threading.enumerate()), threading.current_thread()))
+
+    with connect(conn) as client:
+        client.observers.append(look)
+        live, plan = plan_against(quickstart, client, PlanOptions())
+        planned = len(seen)
+        report = run_apply(plan, client, parallelism=10, fail_fast=False, live=live)
+        again = confirm_converged(quickstart, client, plan, live, report)
+    assert report.ok and again.empty and not plan.empty
+    assert planned > 5 and len(seen) > planned  # the plan's reads, then the writes and the re-read
+    assert all(threads <= before for threads, _ in seen), {t.name for threads, _ in seen for t in threads - before}
+    assert {current for _, current in seen} == {threading.current_thread()}
+    assert set(threading.enumerate()) <= before
