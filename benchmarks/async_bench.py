@@ -40,7 +40,16 @@ from typing import Any
 from benchmarks import bounds
 from benchmarks.account import SCALES
 from benchmarks.census import take
-from benchmarks.run import LATENCY_FAULTS, LATENCY_S, RATE_LIMIT, ROOT, Bench, floor_figures, rate_figures, run_worker
+from benchmarks.run import (
+    LATENCY_FAULTS,
+    LATENCY_S,
+    RATE_LIMIT,
+    ROOT,
+    Bench,
+    floor_figures,
+    rate_figures,
+    run_worker,
+)
 from benchmarks.seed import seed_experiments
 from benchmarks.server import copy_db, emulator
 
