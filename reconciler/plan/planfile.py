@@ -31,7 +31,7 @@ from reconciler.client.paths import api_path_problem
 from reconciler.errors import PlanError
 from reconciler.model import ManifestSet, SecretRef
 from reconciler.plan.context import secret_spec
-from reconciler.plan.model import ACTIONS, FORMAT_VERSION, REF_RE, SENSITIVE, WRITE_METHODS, Plan
+from reconciler.plan.model import ACTIONS, FORMAT_VERSION, REF_RE, SENSITIVE, WRITE_METHODS, Operation, Plan
 
 SUPPORTED_MAJOR = int(FORMAT_VERSION.split(".")[0])
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?\Z")  # semantic versioning (MAJOR.MINOR[.PATCH])
@@ -159,6 +159,61 @@ def _at_pointer(body: Any, pointer: str) -> tuple[bool, Any]:
     return True, body
 
 
+#: What each call a reconciler plans does, by method and path (``ID`` one path segment): the kinds
+#: and actions an operation with that method and path may be labelled with. An operation whose
+#: label disagrees (a ``DELETE /v2/integrations/ID`` labelled a prompt update) is refused: the
+#: label is what ``protect``, the integration guard, the policies and the printed plan go by.
+_CALLS: tuple[tuple[str, str, frozenset[str], frozenset[str]], ...] = tuple(
+    (method, path, frozenset(kinds.split()), frozenset(actions.split())) for method, path, kinds, actions in (
+        ("POST", "/v2/integrations", "Integration", "create replace"),
+        ("PATCH", "/v2/integrations/ID", "Integration", "update"),
+        ("DELETE", "/v2/integrations/ID", "Integration", "delete replace"),
+        ("POST", "/v2/prompts", "Prompt", "create"),
+        ("PATCH", "/v2/prompts/ID", "Prompt", "update"),
+        ("DELETE", "/v2/prompts/ID", "Prompt", "delete"),
+        ("POST", "/v2/prompts/ID/versions", "Prompt", "update"),
+        ("PUT", "/v2/prompt-versions/ID/labels", "Prompt", "create update"),
+        ("POST", "/v2/resource-restrictions", "Prompt ResourceRestriction", "create update"),
+        ("DELETE", "/v2/resource-restrictions/ID", "Prompt ResourceRestriction", "update delete"),
+        ("POST", "/v2/datasets", "Dataset", "create"),
+        ("PATCH", "/v2/datasets/ID", "Dataset", "update"),
+        ("DELETE", "/v2/datasets/ID", "Dataset", "delete"),
+        ("POST", "/v2/datasets/ID/examples", "Dataset", "update"),
+        ("PATCH", "/v2/datasets/ID/examples", "Dataset", "update"),
+        ("DELETE", "/v2/datasets/ID/examples", "Dataset", "update"),
+        ("DELETE", "/v2/experiments/ID", "Experiment", "delete"),
+        ("POST", "/v2/evaluators", "Evaluator", "create"),
+        ("PATCH", "/v2/evaluators/ID", "Evaluator", "update"),
+        ("DELETE", "/v2/evaluators/ID", "Evaluator", "delete"),
+        ("POST", "/v2/evaluators/ID/versions", "Evaluator", "update"),
+    ))
+
+
+def call_of(method: str, path: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The kinds and actions the call ``method path`` may be labelled with (None: no call a
+    reconciler plans). A ``${OP:path}`` reference stands for one segment."""
+    shape = "/".join("ID" if i == 3 else part for i, part in enumerate(REF_RE.sub("ref", path).split("/")))
+    return next(((kinds, actions) for m, p, kinds, actions in _CALLS if m == method and p == shape), None)
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "AEIOU" else "a ") + kind
+
+
+def label_problem(op: Operation) -> str | None:
+    """Why the operation's ``kind``, ``action`` and ``address`` are not what its method and path do."""
+    call = call_of(op.method, op.path)
+    if call is None:
+        return f"{op.method} {op.path} is no call a reconciler plans"
+    kinds, actions = call
+    owner = op.address.partition("/")[0]
+    if op.kind not in kinds or op.action not in actions or (op.kind != "Experiment" and owner != op.kind) \
+            or (op.kind == "Experiment" and owner != "Dataset"):
+        return (f"labelled {op.action} {op.kind} ({op.address}), but {op.method} {op.path} is "
+                f"the {' or '.join(sorted(actions))} of {' or '.join(_a(k) for k in sorted(kinds))}")
+    return None
+
+
 def operation_problems(plan: Plan) -> list[str]:
     """Operations a reconciler never plans: another method, a path off the API, a secret that is
     not at a placeholder of the body or not a reference."""
@@ -176,6 +231,8 @@ def operation_problems(plan: Plan) -> list[str]:
         path_problem = api_path_problem(REF_RE.sub("ref", op.path), query=False)
         if path_problem is not None:
             problems.append(f"{where}: path {op.path!r} {path_problem}")
+        elif op.action in ACTIONS and op.method in WRITE_METHODS and (label := label_problem(op)) is not None:
+            problems.append(f"{where}: {label}")
         unknown = [d for d in op.depends_on if d not in known]
         if unknown:
             problems.append(f"{where}: depends on unknown operations {', '.join(map(repr, unknown))}")
