@@ -22,13 +22,13 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from reconciler.client.paths import api_path_problem
 from reconciler.errors import PlanError
+from reconciler.kinds import DATASET, EVALUATOR, EXPERIMENT, INTEGRATION, PROMPT, RESTRICTION
 from reconciler.model import ManifestSet, SecretRef
 from reconciler.plan.context import secret_spec
 from reconciler.plan.model import ACTIONS, FORMAT_VERSION, REF_RE, SENSITIVE, WRITE_METHODS, Operation, Plan
@@ -38,14 +38,27 @@ _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?\Z")  # semantic versioning (MAJ
 _POINTER = re.compile(r"(/[^/]+)+\Z")
 _SPEC = re.compile(r"(env:[A-Za-z_][A-Za-z0-9_]*|file:.+)\Z", re.DOTALL)
 _STRING_FIELDS = ("id", "action", "kind", "name", "method", "path")
+#: The largest plan file read (a plan holds its examples: 20,000 of 10 KiB fit many times over).
+MAX_PLAN_BYTES = 256 * 1024 * 1024
 
 
-def read_plan_file(path: str) -> Plan:
-    """The plan in ``path``, or a ``PlanError`` saying what is wrong with the file."""
+def read_plan_bytes(path: str) -> bytes:
+    """The plan file's bytes, at most ``MAX_PLAN_BYTES`` (a larger file is refused unread)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_PLAN_BYTES + 1)
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the plan file ({exc.strerror or exc})") from None
+    if len(data) > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: refused: the plan file is over the {MAX_PLAN_BYTES:,}-byte limit of a plan file")
+    return data
+
+
+def read_plan_file(path: str, raw: bytes | None = None) -> Plan:
+    """The plan in ``path`` (its bytes ``raw`` when already read), or a ``PlanError`` saying what is
+    wrong with the file."""
+    try:
+        text = (read_plan_bytes(path) if raw is None else raw).decode("utf-8")
     except UnicodeDecodeError:
         raise PlanError(f"{path}: not a plan file (not UTF-8 text)") from None
     try:
@@ -57,6 +70,8 @@ def read_plan_file(path: str) -> Plan:
                         "make the plan again") from None
     except RecursionError:
         raise PlanError(f"{path}: not a valid plan file: JSON nested too deeply") from None
+    except ValueError as exc:  # an integer of more digits than int() converts (sys.get_int_max_str_digits)
+        raise PlanError(f"{path}: not a valid plan file: {str(exc).split(';')[0]}") from None
     if not isinstance(data, dict):
         raise PlanError(f"{path}: not a plan file: expected a JSON object with format_version and operations")
     _check_version(path, data.get("format_version"))
@@ -105,7 +120,7 @@ def structure_problems(data: Mapping[str, Any]) -> list[str]:
     """The JSON shapes ``Plan.from_json`` relies on (so a malformed file is an error, never a traceback)."""
     problems: list[str] = []
     for key, kind in (("operations", list), ("options", dict), ("scope", dict), ("fingerprints", dict),
-                      ("pins", dict), ("manifests", list), ("unmanaged", list), ("unverified_secrets", list),
+                      ("pins", dict), ("sources", dict), ("manifests", list), ("unmanaged", list), ("unverified_secrets", list),
                       ("warnings", list)):
         if key in data and not isinstance(data[key], kind):
             problems.append(f"{key}: expected a JSON {'array' if kind is list else 'object'}")
@@ -116,6 +131,8 @@ def structure_problems(data: Mapping[str, Any]) -> list[str]:
             problems.append(f"{key}: expected an array of strings")
     if "workdir" in data and not isinstance(data["workdir"], str):
         problems.append("workdir: expected a string")
+    if not all(isinstance(v, str) for v in data.get("sources", {}).values()):
+        problems.append("sources: expected an object of paths to digests")
     for i, u in enumerate(data.get("unmanaged", [])):
         if not (isinstance(u, dict) and all(isinstance(u.get(k), str) for k in ("address", "kind", "name", "path"))):
             problems.append(f"unmanaged[{i}]: expected an object with address, kind, name and path")
@@ -163,29 +180,30 @@ def _at_pointer(body: Any, pointer: str) -> tuple[bool, Any]:
 #: and actions an operation with that method and path may be labelled with. An operation whose
 #: label disagrees (a ``DELETE /v2/integrations/ID`` labelled a prompt update) is refused: the
 #: label is what ``protect``, the integration guard, the policies and the printed plan go by.
+_I, _P, _D, _E, _R = INTEGRATION, PROMPT, DATASET, EVALUATOR, RESTRICTION
 _CALLS: tuple[tuple[str, str, frozenset[str], frozenset[str]], ...] = tuple(
-    (method, path, frozenset(kinds.split()), frozenset(actions.split())) for method, path, kinds, actions in (
-        ("POST", "/v2/integrations", "Integration", "create replace"),
-        ("PATCH", "/v2/integrations/ID", "Integration", "update"),
-        ("DELETE", "/v2/integrations/ID", "Integration", "delete replace"),
-        ("POST", "/v2/prompts", "Prompt", "create"),
-        ("PATCH", "/v2/prompts/ID", "Prompt", "update"),
-        ("DELETE", "/v2/prompts/ID", "Prompt", "delete"),
-        ("POST", "/v2/prompts/ID/versions", "Prompt", "update"),
-        ("PUT", "/v2/prompt-versions/ID/labels", "Prompt", "create update"),
-        ("POST", "/v2/resource-restrictions", "Prompt ResourceRestriction", "create update"),
-        ("DELETE", "/v2/resource-restrictions/ID", "Prompt ResourceRestriction", "update delete"),
-        ("POST", "/v2/datasets", "Dataset", "create"),
-        ("PATCH", "/v2/datasets/ID", "Dataset", "update"),
-        ("DELETE", "/v2/datasets/ID", "Dataset", "delete"),
-        ("POST", "/v2/datasets/ID/examples", "Dataset", "update"),
-        ("PATCH", "/v2/datasets/ID/examples", "Dataset", "update"),
-        ("DELETE", "/v2/datasets/ID/examples", "Dataset", "update"),
-        ("DELETE", "/v2/experiments/ID", "Experiment", "delete"),
-        ("POST", "/v2/evaluators", "Evaluator", "create"),
-        ("PATCH", "/v2/evaluators/ID", "Evaluator", "update"),
-        ("DELETE", "/v2/evaluators/ID", "Evaluator", "delete"),
-        ("POST", "/v2/evaluators/ID/versions", "Evaluator", "update"),
+    (method, path, frozenset(kinds), frozenset(actions.split())) for method, path, kinds, actions in (
+        ("POST", _I.collection, [_I.name], "create replace"),
+        ("PATCH", f"{_I.collection}/ID", [_I.name], "update"),
+        ("DELETE", f"{_I.collection}/ID", [_I.name], "delete replace"),
+        ("POST", _P.collection, [_P.name], "create"),
+        ("PATCH", f"{_P.collection}/ID", [_P.name], "update"),
+        ("DELETE", f"{_P.collection}/ID", [_P.name], "delete"),
+        ("POST", f"{_P.collection}/ID/versions", [_P.name], "update"),
+        ("PUT", "/v2/prompt-versions/ID/labels", [_P.name], "create update"),
+        ("POST", _R.collection, [_P.name, _R.name], "create update"),  # a Prompt's `restricted` too
+        ("DELETE", f"{_R.collection}/ID", [_P.name, _R.name], "update delete"),
+        ("POST", _D.collection, [_D.name], "create"),
+        ("PATCH", f"{_D.collection}/ID", [_D.name], "update"),
+        ("DELETE", f"{_D.collection}/ID", [_D.name], "delete"),
+        ("POST", f"{_D.collection}/ID/examples", [_D.name], "update"),
+        ("PATCH", f"{_D.collection}/ID/examples", [_D.name], "update"),
+        ("DELETE", f"{_D.collection}/ID/examples", [_D.name], "update"),
+        ("DELETE", "/v2/experiments/ID", [EXPERIMENT], "delete"),  # a dataset's retention
+        ("POST", _E.collection, [_E.name], "create"),
+        ("PATCH", f"{_E.collection}/ID", [_E.name], "update"),
+        ("DELETE", f"{_E.collection}/ID", [_E.name], "delete"),
+        ("POST", f"{_E.collection}/ID/versions", [_E.name], "update"),
     ))
 
 
@@ -206,9 +224,8 @@ def label_problem(op: Operation) -> str | None:
     if call is None:
         return f"{op.method} {op.path} is no call a reconciler plans"
     kinds, actions = call
-    owner = op.address.partition("/")[0]
-    if op.kind not in kinds or op.action not in actions or (op.kind != "Experiment" and owner != op.kind) \
-            or (op.kind == "Experiment" and owner != "Dataset"):
+    owner = op.address.partition("/")[0]  # an experiment is its dataset's
+    if op.kind not in kinds or op.action not in actions or owner != (DATASET.name if op.kind == EXPERIMENT else op.kind):
         return (f"labelled {op.action} {op.kind} ({op.address}), but {op.method} {op.path} is "
                 f"the {' or '.join(sorted(actions))} of {' or '.join(_a(k) for k in sorted(kinds))}")
     return None

@@ -107,16 +107,18 @@ def test_a_secret_moved_to_a_readable_field_is_refused(cli: Cli, tree: Path, tmp
     assert stats() == {}
 
 
-def test_a_plan_that_sends_secrets_without_its_manifests_is_refused(cli: Cli, tree: Path, tmp_path: Path,
-                                                                    stats: Callable[[], dict[str, int]],
-                                                                    reset_stats: Callable[[], None]) -> None:
+def test_a_plan_whose_manifests_are_gone_is_refused(cli: Cli, tree: Path, tmp_path: Path,
+                                                    stats: Callable[[], dict[str, int]],
+                                                    reset_stats: Callable[[], None]) -> None:
+    """Nothing but its manifests vouches for a plan file's secret references and policies."""
     planfile, plan = saved_plan(cli, tree, tmp_path)
     shutil.move(tree, tmp_path / "elsewhere")
 
     result = apply_tampered(cli, planfile, plan, reset_stats)
 
     assert result.exit_code == 1
-    assert "the plan sends secrets (env:AGENT_TOKEN, env:VENDOR_A_KEY) and its manifests" in result.output
+    assert "the plan is bound to the files it was made from" in result.output
+    assert f"{tree}/restrictions.yaml: missing" in result.output
     assert stats() == {}
 
 
