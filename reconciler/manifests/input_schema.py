@@ -99,19 +99,18 @@ def _linear_problem(schema: Any) -> str | None:
 def schema_error(schema_json: str) -> str | None:
     """Why the schema (compact JSON) is not a valid Draft-07 JSON Schema, or None."""
     schema = json.loads(schema_json)
+    meta = _meta_validator()
+    if meta is None or not meta.is_valid(schema):
+        from jsonschema import Draft7Validator
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            Draft7Validator.check_schema(schema)
+        except SchemaError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path)
+            return f"is not a valid JSON Schema (Draft-07){' at ' + where if where else ''}: {exc.message}"
     if '"pattern' in schema_json and (linear := _linear_problem(schema)) is not None:
         return f"is refused: {linear}"
-    meta = _meta_validator()
-    if meta is not None and meta.is_valid(schema):
-        return None
-    from jsonschema import Draft7Validator
-    from jsonschema.exceptions import SchemaError
-
-    try:
-        Draft7Validator.check_schema(schema)
-    except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path)
-        return f"is not a valid JSON Schema (Draft-07){' at ' + where if where else ''}: {exc.message}"
     return None
 
 
