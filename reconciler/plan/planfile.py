@@ -6,14 +6,17 @@ to another host, call outside the API, or make apply read a file or variable the
 name. So before any request:
 
 - the file must be JSON with a ``format_version`` this reconciler reads (same major version);
+- the file at most ``MAX_PLAN_BYTES``;
 - every operation must be well formed: a known action and a write method, an API path under
-  ``/v2`` relative to the configured endpoint (no URL, no ``..``, no ``//``; ``client.paths``),
+  ``/v2`` relative to the configured endpoint (no URL, no ``..`` in any spelling, no ``//``;
+  ``client.paths``), labelled with the kind and action its method and path do (``label_problem``),
   secrets only as JSON pointers at ``(sensitive)`` placeholders of its body, each ``env:NAME`` or
   ``file:PATH``;
 - and (``declared_secrets``, once the manifests are loaded) every secret reference must be one the
   manifests declare at that resource and field. Apply then reads the manifests' own reference.
 
-What it cannot check: the rest of a body is sent as planned (review the plan); see docs/security.md.
+The rest (the files it was made from, its signature, and each call against the plan made again
+from them) is ``reconciler.saved``'s; see docs/security.md.
 """
 
 from __future__ import annotations
