@@ -8,7 +8,8 @@ form before any request; this module binds it to its tree and to live state:
   policy file it loaded (``Plan.sources``). ``bound_sources`` refuses, before any request, a file
   that differs, is missing, was added (a directory that now holds another file), or lies outside
   the working tree (the current directory, symlinks followed): the plan cannot choose its own
-  manifests, variables or policies.
+  manifests, variables or policies. ``--var`` values, written in the file itself, are taken only
+  from a signed plan.
 - ``sign``/``check_signature``: with ``RECONCILER_PLAN_KEY`` set, ``plan --out`` writes
   ``PLANFILE.sig`` (HMAC-SHA256 over the file's bytes) and ``apply`` refuses a plan file without
   it or that does not match it.
@@ -142,6 +143,10 @@ def bound_sources(plan: Plan, planfile: str, tree: str | None = None) -> Bound:
     if not plan.sources:
         raise PlanError(refused + "the plan file records no digests of its manifests, var files and policies "
                         "(made by an older reconciler, or edited): make the plan again")
+    if plan.options.variables and plan_key() is None:  # a value written in the file itself
+        raise PlanError(refused + "the plan file sets variables (--var " + ", --var ".join(
+            v.partition("=")[0] for v in plan.options.variables) + "): an unsigned plan file cannot choose "
+            f"values the manifests use; put them in a var file (bound by its digest), or sign plans ({PLAN_KEY_ENV})")
     problems: list[str] = []
     found: dict[str, str] = {}
     for given in _given(plan):
@@ -183,11 +188,13 @@ def _json_ops(plan: Plan) -> dict[str, dict[str, Any]]:
 
 def _names(live: LiveState) -> dict[str, str]:
     """id -> ``KIND/[SPACE/]NAME`` of the live objects (what a path's id stands for)."""
+    from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, PROMPT
+
     spaces = {s.id: s.name for s in live.spaces}
-    out = {i.id: f"Integration/{i.name}" for i in live.integrations.values()}
-    for kind, table in (("Prompt", live.prompts), ("Dataset", live.datasets), ("Evaluator", live.evaluators)):
+    out = {i.id: f"{INTEGRATION.name}/{i.name}" for i in live.integrations.values()}
+    for spec, table in ((PROMPT, live.prompts), (DATASET, live.datasets), (EVALUATOR, live.evaluators)):
         for (space_id, name), obj in table.items():
-            out[obj.id] = f"{kind}/{spaces.get(space_id, space_id)}/{name}"
+            out[obj.id] = f"{spec.name}/{spaces.get(space_id, space_id)}/{name}"
     return out
 
 

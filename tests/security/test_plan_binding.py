@@ -217,6 +217,20 @@ def test_a_plan_file_without_digests_is_refused(cli: Cli, tree: Path, tmp_path: 
     assert stats() == {}
 
 
+def test_variables_written_in_an_unsigned_plan_file_are_refused(cli: Cli, tree: Path, tmp_path: Path,
+                                                               stats: Callable[[], dict[str, int]],
+                                                               reset_stats: Callable[[], None]) -> None:
+    """A --var value lives in the file: unsigned, it would choose what the bound manifests say."""
+    planfile, _ = saved_plan(cli, tree, tmp_path)
+    assert cli("plan", str(tree), "--out", str(planfile), "--var", "endpoint=https://x.example").exit_code == 0
+
+    result = apply_file(cli, planfile, None, reset_stats)
+
+    assert result.exit_code == 1 and "the plan file sets variables (--var endpoint)" in result.output
+    assert "https://x.example" not in result.output
+    assert stats() == {}
+
+
 def test_a_signed_plan_applies_and_an_unsigned_or_altered_one_is_refused(
         cli: Cli, tree: Path, tmp_path: Path, stats: Callable[[], dict[str, int]],
         reset_stats: Callable[[], None], monkeypatch: pytest.MonkeyPatch) -> None:
