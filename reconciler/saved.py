@@ -100,7 +100,7 @@ def _files(given: str, found_at: str) -> dict[str, str]:
 
     out: dict[str, str] = {}
     for f in manifest_files([found_at], []):
-        out[given + f[len(found_at):] if f.startswith(found_at) else f] = f
+        out[os.path.normpath(given + f[len(found_at):] if f.startswith(found_at) else f)] = f
     return out
 
 

@@ -156,6 +156,16 @@ def test_an_honest_plan_file_applies_and_converges(cli: Cli, tree: Path, tmp_pat
 # ---------------------------------------------------------------------- high 2: bound to its files
 
 
+@pytest.mark.parametrize("form", ["manifests", "manifests/", "./manifests", "manifests/../manifests"])
+def test_a_plan_made_from_relative_paths_applies_in_its_tree(cli: Cli, tree: Path, tmp_path: Path,
+                                                              form: str) -> None:
+    assert tree.parent == tmp_path and tree.name == "manifests"  # the CLI runs in tmp_path
+    planfile = tmp_path / "plan.json"
+    assert cli("plan", form, "--out", str(planfile)).exit_code == 0
+    result = cli("apply", str(planfile))
+    assert result.exit_code == 0, result.output
+
+
 def test_a_manifest_changed_after_the_plan_is_refused(cli: Cli, tree: Path, tmp_path: Path,
                                                       stats: Callable[[], dict[str, int]],
                                                       reset_stats: Callable[[], None]) -> None:
