@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from reconciler import __version__, teardown
-from reconciler.cli_common import connect, observer
+from reconciler.cli_common import connect
 from reconciler.cli_common import load as _load
 from reconciler.cli_common import read_progress as _read_progress
 from reconciler.cli_common import say as _say
@@ -22,7 +22,7 @@ from reconciler.cli_observe import install as install_observe
 from reconciler.cli_observe import show_error
 from reconciler.cli_pull import pull
 from reconciler.cli_watch import watch
-from reconciler.errors import PlanError, ReconcilerError
+from reconciler.errors import ReconcilerError
 from reconciler.pydantic_plugins import skip_discovery as skip_plugin_discovery
 
 
@@ -140,8 +140,12 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
         check_not_denied(result)  # printed with its verdicts, then exit 1 (nothing saved)
     if out_file:  # atomically, 0600, never through a symlink (a plan holds prompts and examples)
         from reconciler.files import write_private
+        from reconciler.saved import signed_files, with_sources
 
-        write_private(Path(out_file), replace(result, workdir=os.getcwd()).dumps(), what="--out")
+        text = with_sources(result, os.getcwd()).dumps()  # bound to its files' digests
+        for suffix, signed in signed_files(text):  # with RECONCILER_PLAN_KEY: PLANFILE.sig
+            write_private(Path(out_file + suffix), signed, what="--out")
+        write_private(Path(out_file), text, what="--out")
         if not quiet:
             _say(f"Saved the plan to {out_file}; apply it with: reconciler apply {out_file}", "plan_saved",
                  path=out_file)
@@ -194,12 +198,10 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
         check_replacements,
         declared_secrets,
         is_plan_file,
-        judge,
         not_converged,
         plan_against,
         prepare_options,
         read_plan_file,
-        stale_objects,
     )
 
     from_file = is_plan_file(paths)
@@ -211,25 +213,25 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
         options = prepare_options(manifests, replace(options, restrictions="compare"))
         check_approvals_known(approvals, manifests.policies)
     if from_file:  # checked whole before any request: a plan file may come from elsewhere (docs/security.md)
-        planned = read_plan_file(paths[0])
+        from reconciler.plan.planfile import read_plan_bytes
+        from reconciler.saved import bound_sources, check_signature, checked_against_live
+
+        raw = read_plan_bytes(paths[0])
+        check_signature(paths[0], raw)  # with RECONCILER_PLAN_KEY: signed by plan --out, unaltered
+        planned = read_plan_file(paths[0], raw)
         _refuse_plan_options(options)
         if options.allow_replace:  # given to apply rather than to plan: as good
             planned = replace(planned, options=replace(planned.options, allow_replace=True))
-        manifest_paths = _plan_manifests(planned)  # its policies checked before any request
-        policies = (*(_from_workdir(planned, f) for f in planned.options.policies), *options.policies)
-        manifests = _load(manifest_paths, planned.options.variables,
-                          tuple(_from_workdir(planned, f) for f in planned.options.var_files),
-                          policies) if manifest_paths else None
+        bound = bound_sources(planned, paths[0])  # its files: inside this tree, as they were
+        manifests = _load(bound.manifests, planned.options.variables, bound.var_files,
+                          (*bound.policies, *options.policies))  # its policies checked before any request
         planned = declared_secrets(planned, manifests, paths[0])
     with connect(conn, quiet=quiet, verbose=verbose) as client:
         if from_file:
-            stale, live = stale_objects(planned, client)
-            if stale:
-                raise PlanError(f"the plan file {paths[0]} is stale: live state changed since it was made for "
-                                + ", ".join(stale) + ". Make a new plan.")
-            planned = judge(planned, manifests, observer())  # the rules re-evaluated (else the ones it recorded)
-            if manifests is not None:
-                check_approvals_known(approvals, manifests.policies)
+            assert manifests is not None
+            # planned again under every guard and policy; the file must be that plan, call for call
+            planned, live = checked_against_live(planned, manifests, client, paths[0])
+            check_approvals_known(approvals, manifests.policies)
         else:
             assert manifests is not None
             with _read_progress(client, quiet):
@@ -251,11 +253,7 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
         if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):
             raise ReconcilerError("apply cancelled")
         again = _apply_and_confirm(planned, client, manifests, live, conn.parallelism, fail_fast, quiet)
-        if again is None:  # no manifests to plan again with
-            click.echo("Applied. Convergence was not re-checked: the plan file's manifests ("
-                       + ", ".join(planned.manifests) + ") are not found here or under " + (planned.workdir or "?")
-                       + ". Run plan on them to confirm.", err=True)
-            return
+        assert again is not None  # a plan file's manifests are always here (bound to it): planned again
         if not again.empty:
             raise not_converged(again)
         if not quiet:
@@ -285,26 +283,6 @@ def _refuse_plan_options(options: Any) -> None:
     if given:
         raise ReconcilerError(f"{', '.join(given)}: options of plan, not of apply PLANFILE (the plan file was made "
                               "with its own); make the plan again with them")
-
-
-def _plan_manifests(planned: Any) -> list[str]:
-    """The manifests a saved plan was made from: relative paths from where the plan was made, else
-    from here (the plan moved to another machine); [] when any is missing (a partial set would
-    confirm the wrong thing)."""
-    found: list[str] = []
-    for p in planned.manifests:
-        hit = Path(_from_workdir(planned, p))  # where it was made first
-        if p == "-" or not hit.exists():
-            return []
-        found.append(str(hit))
-    return found
-
-
-def _from_workdir(planned: Any, path: str) -> str:
-    """A relative path of a saved plan, from where the plan was made when it is there."""
-    if planned.workdir and not Path(path).is_absolute() and (Path(planned.workdir) / path).exists():
-        return str(Path(planned.workdir) / path)
-    return path
 
 
 def _apply_and_confirm(planned: Any, client: Any, manifests: Any, live: Any, parallelism: int, fail_fast: bool,

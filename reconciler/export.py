@@ -11,6 +11,7 @@ not re-sent unless ``--rotate-secrets``.
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -19,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from reconciler import shown
 from reconciler.client.http import ApiClient
 from reconciler.client.live import read_live, user_fields
 from reconciler.errors import ConfigError
@@ -29,21 +31,42 @@ from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
 
+#: The prefix of every variable export names: never one the reconciler (``RECONCILER_*``), the
+#: shell or the loader reads.
+ENV_PREFIX = "SECRET_"
+_CLEAN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 
-def env_name(*parts: str) -> str:
-    return re.sub(r"[^A-Z0-9]+", "_", "_".join(parts).upper()).strip("_")
+
+def _env_part(raw: str) -> str:
+    """A name from the API as part of a variable name, one to one: a lower-case name of letters,
+    digits and single hyphens upper-cased (``-`` as ``_``); any other name its letters and digits
+    and a digest of the whole name, so two names never give one part."""
+    if _CLEAN.match(raw):
+        return raw.upper().replace("-", "_")
+    stem = re.sub(r"[^A-Z0-9]+", "_", raw.upper()).strip("_")[:40]
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:12].upper()
+    return f"{stem}_{digest}" if stem else f"X{digest}"
 
 
-def _secret(present: bool, *name: str, env: list[str]) -> Any:
+def env_name(name: str, *fields: str, header: str | None = None) -> str:
+    """The variable export names for the secret at ``fields`` (the provider table's names) of the
+    integration ``name``, or at its header ``header``: ``SECRET_NAME__FIELD[__HEADER]``. Parts are
+    joined by ``__``, which no part holds: distinct secrets never share a variable, and no live
+    name makes one of the reconciler's own (``RECONCILER_API_KEY``) or any other unprefixed one."""
+    parts = [_env_part(name), "_".join(f.upper() for f in fields)] + ([_env_part(header)] if header else [])
+    return ENV_PREFIX + "__".join(parts)
+
+
+def _secret(present: bool, name: str, *fields: str, header: str | None = None, env: list[str]) -> Any:
     if not present:
         return None
-    var = env_name(*name)
+    var = env_name(name, *fields, header=header)
     env.append(var)
     return {"env": var}
 
 
-def _headers(names: list[str], *prefix: str, env: list[str]) -> dict[str, Any]:
-    return {h: _secret(True, *prefix, "header", h, env=env) for h in names}
+def _headers(names: list[str], name: str, *fields: str, env: list[str]) -> dict[str, Any]:
+    return {h: _secret(True, name, *fields, "header", header=h, env=env) for h in names}
 
 
 def integration_manifest(obj: Mapping[str, Any], env: list[str], notes: list[str] | None = None) -> dict[str, Any]:
@@ -60,7 +83,7 @@ def integration_manifest(obj: Mapping[str, Any], env: list[str], notes: list[str
         for f in AGENT_FIELDS.values():
             if f.kind is FieldKind.HEADERS:
                 if live.get("has_headers") and notes is not None:  # names invisible: left unmanaged
-                    notes.append(f"# Integration/{name} (AGENT) has headers live, but the API shows only that they "
+                    notes.append(f"# Integration/{shown.env_comment(name)} (AGENT) has headers live, but the API shows only that they "
                                  "exist, not their names; they are left unmanaged. To manage them, add "
                                  "config.headers: {NAME: {env: VAR}}.")
             elif f.kind is FieldKind.PRESETS:
@@ -76,7 +99,7 @@ def integration_manifest(obj: Mapping[str, Any], env: list[str], notes: list[str
             if f.kind is FieldKind.SECRET:
                 config[f.name] = _secret(bool(live.get(f.read_name)), name, f.name, env=env)
             elif f.kind is FieldKind.HEADERS:
-                config[f.name] = _headers(list(live.get(f.read_name) or []), name, env=env)
+                config[f.name] = _headers(list(live.get(f.read_name) or []), name, f.name, env=env)
             elif f.kind is FieldKind.AUTH:
                 config["auth"] = _auth(live.get("auth") or {}, name, env)
             elif f.read_name in live:
@@ -216,11 +239,25 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
                 save(f"{folder}/{rel}", text)
             write(f"{folder}/{KIND_SPECS[kind].table}.yaml", docs)
     if env or notes:
-        save("secrets.env.example",
-             "# Secrets cannot be exported; set these before running plan on the exported manifests.\n"
-             + "".join(f"{v}=\n" for v in sorted(set(env))) + "".join(f"{n}\n" for n in notes))
+        save("secrets.env.example", env_file(env, notes))
         written.append(f"wrote {out / 'secrets.env.example'} ({plural(len(set(env)), 'variable')} to set)")
     return written
+
+
+_ENV_LINE = re.compile(r"[A-Z][A-Z0-9_]*=\Z")
+
+
+def env_file(env: list[str], notes: list[str]) -> str:
+    """``secrets.env.example``: a comment, one ``NAME=`` line a variable, the notes as comment
+    lines. A file people ``source``: every line is checked to be one of those (a name from the
+    API reaches it only through ``env_name`` or ``shown.env_comment``)."""
+    lines = ["# Secrets cannot be exported; set these before running plan on the exported manifests.",
+             *(f"{v}=" for v in sorted(set(env))), *notes]
+    bad = [i for i, line in enumerate(lines) if not (_ENV_LINE.match(line) or (line.startswith("# ")
+                                                                                 and shown.text(line) == line))]
+    if bad:  # never: the names are made above
+        raise ConfigError(f"secrets.env.example: line {bad[0] + 1} would not be a variable or a comment; refused")
+    return "".join(f"{line}\n" for line in lines)
 
 
 class Unique:

@@ -20,7 +20,6 @@ from reconciler.kinds import EVALUATOR, INTEGRATION, SECRET_KINDS
 from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.context import parse_secret_spec
 from reconciler.plan.model import REF_RE, Operation, Plan, PlanOptions
-from reconciler.plan.pins import pin_fingerprint
 from reconciler.plan.planfile import declared_secrets as declared_secrets  # the CLI reads plan files here
 from reconciler.plan.planfile import read_plan_file as read_plan_file
 from reconciler.plan.planner import make_plan, order
@@ -204,16 +203,6 @@ def is_plan_file(paths: Sequence[str]) -> bool:
         return False
     head = Path(paths[0]).read_bytes()[:512].lstrip()
     return head.startswith(b"{") and b'"format_version"' in head
-
-
-def stale_objects(plan: Plan, client: ApiClient) -> tuple[list[str], LiveState]:
-    """Addresses whose live object changed since the plan was made, and the live state read.
-    The integration guard is checked again: an evaluator may have started using one since."""
-    live = client.run(read_live(client, plan.scope))
-    guard_integrations(plan, live, client)
-    stale = [address for address, key in sorted(plan.pins.items())
-             if pin_fingerprint(key, live) != plan.fingerprints.get(address)]
-    return stale, live
 
 
 def check_replacements(plan: Plan) -> None:

@@ -70,6 +70,7 @@ ALLOWED_CONSTANT_COMPARISONS = {
     "manifests/validate.py": 5,
     "plan/evaluators.py": 1,  # the LLM integrations this plan creates, by their identity's head
     "plan/lifecycle.py": 1,  # a protected experiment is kept by retention, not by --prune: its own warning
+    "plan/planfile.py": 1,  # a saved plan's experiment delete is labelled with its dataset's address
     "plan/planner.py": 1,  # an integration's PATCH that carries only its type changes nothing
     "plan/prune.py": 1,  # only PROJECT and DASHBOARD restrictions are pruned
     # the restriction kind's own planner: a ResourceRestriction, or a Prompt's ``restricted`` (4); an

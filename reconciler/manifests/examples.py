@@ -63,7 +63,7 @@ def read_examples_file(path: str, shown: str, problems: list[Problem]) -> tuple[
     if ext in (".jsonl", ".ndjson"):
         unreadable: list[bool] = []
         found = _jsonl_blocks(_file_blocks(path, shown, problems, unreadable), shown, problems)
-        return None if unreadable else found
+        return None if unreadable or found is None else found
     text = read_file(path, shown, problems, yamlload.MAX_EXAMPLES_FILE_BYTES)
     if text is None:
         return None
@@ -72,6 +72,17 @@ def read_examples_file(path: str, shown: str, problems: list[Problem]) -> tuple[
     problems.append(Problem(shown, 1, 1, "examples_file",
                             "must be a .jsonl file (one object a line) or a .json file (an array of objects)"))
     return None
+
+
+#: The most examples one file may hold: a budget of memory, as the node budget is for YAML. Bytes
+#: alone do not bound it: 20 MB of ``{}`` lines are 6.7 million objects (811 MB to hold); a million
+#: real examples, the largest dataset measured (docs/performance.md), fit twice.
+MAX_EXAMPLES = 2_000_000
+
+
+def _too_many(shown: str, line: int) -> Problem:
+    return Problem(shown, line, 1, "examples_file", f"holds more than {MAX_EXAMPLES:,} examples (the memory budget "
+                   "of one examples file); split the dataset")
 
 
 #: Lines decoded by one call into the C scanner: large enough to be fast, small enough that a file
@@ -128,7 +139,7 @@ def _file_blocks(path: str, shown: str, problems: list[Problem],
 
 
 def _jsonl_blocks(blocks: Iterable[tuple[int, list[str]]], shown: str,
-                  problems: list[Problem]) -> tuple[list[Any], list[int]]:
+                  problems: list[Problem]) -> tuple[list[Any], list[int]] | None:
     """The examples of JSONL lines given a block at a time (each block's lines with the number of
     its first), and the line of each. Blank lines are skipped; the others are decoded
     ``JSONL_CHUNK`` at a time. A block without a blank line (the common case) is taken whole."""
@@ -145,6 +156,9 @@ def _jsonl_blocks(blocks: Iterable[tuple[int, list[str]]], shown: str,
                 if line.strip():
                     pending.append(line)
                     pending_numbers.append(first + i)
+        if len(numbers) + len(pending) > MAX_EXAMPLES:  # refused before it is decoded
+            problems.append(_too_many(shown, pending_numbers[MAX_EXAMPLES - len(numbers)]))
+            return None
         while len(pending) >= JSONL_CHUNK:
             _jsonl_chunk(pending[:JSONL_CHUNK], pending_numbers[:JSONL_CHUNK], examples, numbers, shown, problems)
             del pending[:JSONL_CHUNK], pending_numbers[:JSONL_CHUNK]
@@ -211,6 +225,9 @@ def _json_array(text: str, shown: str, problems: list[Problem]) -> tuple[list[An
             return None
         except (ValueError, RecursionError) as exc:
             fail(i, f"examples[{len(examples)}]: {TOO_DEEP if isinstance(exc, RecursionError) else exc}")
+            return None
+        if len(examples) == MAX_EXAMPLES:
+            problems.append(_too_many(shown, where(i)[0]))
             return None
         examples.append(value)
         lines.append(where(i)[0])

@@ -17,7 +17,7 @@ from typing import TextIO
 from reconciler.errors import ManifestError
 from reconciler.kinds import KIND_SPECS
 from reconciler.manifests import yamlload
-from reconciler.manifests.confine import tree_roots
+from reconciler.manifests.confine import outside_tree, tree_roots
 from reconciler.manifests.overlay import Variables, apply_patches, collect_variables, substitute
 from reconciler.manifests.validate import cross_document_problems, ownership_of, validate_document
 from reconciler.manifests.yamlload import Problem, YamlDocument, parse_documents, read_file, read_text
@@ -36,9 +36,11 @@ class Loaded:
 
 def manifest_files(paths: Sequence[str], problems: list[Problem]) -> list[str]:
     """Files to read, in order: each file as given; each directory's ``*.yaml``/``*.yml`` below it,
-    sorted by path (hidden files and directories such as ``.git`` or ``.github`` are skipped);
+    sorted by path (hidden files and directories such as ``.git`` or ``.github`` are skipped; a
+    symbolic link to a file outside the directory is a problem, unless ``--allow-outside-tree``);
     ``-`` for standard input. A file reached twice is read once."""
     files: dict[str, str] = {}  # by real path, as first given
+    roots = tree_roots(paths)
 
     def add(shown: str) -> None:
         files.setdefault(shown if shown == STDIN else os.path.realpath(shown), shown)
@@ -55,7 +57,11 @@ def manifest_files(paths: Sequence[str], problems: list[Problem]) -> list[str]:
             if not found:
                 problems.append(Problem(given, 1, 1, "path", "no *.yaml or *.yml files in this directory"))
             for f in sorted(found, key=lambda p: os.path.relpath(p, given).split(os.sep)):
-                add(f)
+                why = outside_tree(f, roots)  # a symlink in the tree to a file out of it is not read
+                if why is None:
+                    add(f)
+                else:
+                    problems.append(Problem(f, 1, 1, "file", why))
         elif os.path.exists(given):
             add(given)
         else:

@@ -33,9 +33,9 @@ from pydantic import (
 from reconciler.model import ReadScope
 
 #: Semantic versioning (README.md, "Guardrails: policies and review"): MAJOR when a field is removed or changes meaning, MINOR when one
-#: is added (1.1.0: `policy`, `options.excludes`, `options.policies`; 1.2.0: `ignored`, `summary.ignored`),
-#: PATCH for fixes of the writer.
-FORMAT_VERSION = "1.2.0"
+#: is added (1.1.0: `policy`, `options.excludes`, `options.policies`; 1.2.0: `ignored`, `summary.ignored`;
+#: 1.3.0: `sources`), PATCH for fixes of the writer.
+FORMAT_VERSION = "1.3.0"
 SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
 REF_RE = re.compile(r"\$\{([^}:]+)(?::([^}]*))?\}")
@@ -222,6 +222,10 @@ class Plan:
     owner: Annotated[str | None, Field(exclude_if=not_)] = None  # the Ownership document's name
     #: where a saved plan was made: relative ``manifests`` are found from there too
     workdir: Annotated[str, Field(exclude_if=not_)] = ""
+    #: a saved plan's manifests, var files and policy files -> "sha256:HEX" (``reconciler.saved``)
+    sources: Annotated[Mapping[str, str], Sorted, Field(
+        exclude_if=not_, description="A saved plan's files (manifests, var files, policies) -> sha256:HEX.")
+    ] = field(default_factory=dict)
     #: the policy rules that fired (``reconciler.policy``)
     policy: Annotated[Items[Verdict], Field(
         description="Policy verdicts (absent when none fired).", exclude_if=not_)] = ()

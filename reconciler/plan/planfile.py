@@ -6,14 +6,17 @@ to another host, call outside the API, or make apply read a file or variable the
 name. So before any request:
 
 - the file must be JSON with a ``format_version`` this reconciler reads (same major version);
+- the file at most ``MAX_PLAN_BYTES``;
 - every operation must be well formed: a known action and a write method, an API path under
-  ``/v2`` relative to the configured endpoint (no URL, no ``..``, no ``//``; ``client.paths``),
+  ``/v2`` relative to the configured endpoint (no URL, no ``..`` in any spelling, no ``//``;
+  ``client.paths``), labelled with the kind and action its method and path do (``label_problem``),
   secrets only as JSON pointers at ``(sensitive)`` placeholders of its body, each ``env:NAME`` or
   ``file:PATH``;
 - and (``declared_secrets``, once the manifests are loaded) every secret reference must be one the
   manifests declare at that resource and field. Apply then reads the manifests' own reference.
 
-What it cannot check: the rest of a body is sent as planned (review the plan); see docs/security.md.
+The rest (the files it was made from, its signature, and each call against the plan made again
+from them) is ``reconciler.saved``'s; see docs/security.md.
 """
 
 from __future__ import annotations
@@ -22,30 +25,43 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from reconciler.client.paths import api_path_problem
 from reconciler.errors import PlanError
+from reconciler.kinds import DATASET, EVALUATOR, EXPERIMENT, INTEGRATION, PROMPT, RESTRICTION
 from reconciler.model import ManifestSet, SecretRef
 from reconciler.plan.context import secret_spec
-from reconciler.plan.model import ACTIONS, FORMAT_VERSION, REF_RE, SENSITIVE, WRITE_METHODS, Plan
+from reconciler.plan.model import ACTIONS, FORMAT_VERSION, REF_RE, SENSITIVE, WRITE_METHODS, Operation, Plan
 
 SUPPORTED_MAJOR = int(FORMAT_VERSION.split(".")[0])
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?\Z")  # semantic versioning (MAJOR.MINOR[.PATCH])
 _POINTER = re.compile(r"(/[^/]+)+\Z")
 _SPEC = re.compile(r"(env:[A-Za-z_][A-Za-z0-9_]*|file:.+)\Z", re.DOTALL)
 _STRING_FIELDS = ("id", "action", "kind", "name", "method", "path")
+#: The largest plan file read (a plan holds its examples: 20,000 of 10 KiB fit many times over).
+MAX_PLAN_BYTES = 256 * 1024 * 1024
 
 
-def read_plan_file(path: str) -> Plan:
-    """The plan in ``path``, or a ``PlanError`` saying what is wrong with the file."""
+def read_plan_bytes(path: str) -> bytes:
+    """The plan file's bytes, at most ``MAX_PLAN_BYTES`` (a larger file is refused unread)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_PLAN_BYTES + 1)
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the plan file ({exc.strerror or exc})") from None
+    if len(data) > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: refused: the plan file is over the {MAX_PLAN_BYTES:,}-byte limit of a plan file")
+    return data
+
+
+def read_plan_file(path: str, raw: bytes | None = None) -> Plan:
+    """The plan in ``path`` (its bytes ``raw`` when already read), or a ``PlanError`` saying what is
+    wrong with the file."""
+    try:
+        text = (read_plan_bytes(path) if raw is None else raw).decode("utf-8")
     except UnicodeDecodeError:
         raise PlanError(f"{path}: not a plan file (not UTF-8 text)") from None
     try:
@@ -57,6 +73,8 @@ def read_plan_file(path: str) -> Plan:
                         "make the plan again") from None
     except RecursionError:
         raise PlanError(f"{path}: not a valid plan file: JSON nested too deeply") from None
+    except ValueError as exc:  # an integer of more digits than int() converts (sys.get_int_max_str_digits)
+        raise PlanError(f"{path}: not a valid plan file: {str(exc).split(';')[0]}") from None
     if not isinstance(data, dict):
         raise PlanError(f"{path}: not a plan file: expected a JSON object with format_version and operations")
     _check_version(path, data.get("format_version"))
@@ -105,7 +123,7 @@ def structure_problems(data: Mapping[str, Any]) -> list[str]:
     """The JSON shapes ``Plan.from_json`` relies on (so a malformed file is an error, never a traceback)."""
     problems: list[str] = []
     for key, kind in (("operations", list), ("options", dict), ("scope", dict), ("fingerprints", dict),
-                      ("pins", dict), ("manifests", list), ("unmanaged", list), ("unverified_secrets", list),
+                      ("pins", dict), ("sources", dict), ("manifests", list), ("unmanaged", list), ("unverified_secrets", list),
                       ("warnings", list)):
         if key in data and not isinstance(data[key], kind):
             problems.append(f"{key}: expected a JSON {'array' if kind is list else 'object'}")
@@ -116,6 +134,8 @@ def structure_problems(data: Mapping[str, Any]) -> list[str]:
             problems.append(f"{key}: expected an array of strings")
     if "workdir" in data and not isinstance(data["workdir"], str):
         problems.append("workdir: expected a string")
+    if not all(isinstance(v, str) for v in data.get("sources", {}).values()):
+        problems.append("sources: expected an object of paths to digests")
     for i, u in enumerate(data.get("unmanaged", [])):
         if not (isinstance(u, dict) and all(isinstance(u.get(k), str) for k in ("address", "kind", "name", "path"))):
             problems.append(f"unmanaged[{i}]: expected an object with address, kind, name and path")
@@ -159,6 +179,61 @@ def _at_pointer(body: Any, pointer: str) -> tuple[bool, Any]:
     return True, body
 
 
+#: What each call a reconciler plans does, by method and path (``ID`` one path segment): the kinds
+#: and actions an operation with that method and path may be labelled with. An operation whose
+#: label disagrees (a ``DELETE /v2/integrations/ID`` labelled a prompt update) is refused: the
+#: label is what ``protect``, the integration guard, the policies and the printed plan go by.
+_I, _P, _D, _E, _R = INTEGRATION, PROMPT, DATASET, EVALUATOR, RESTRICTION
+_CALLS: tuple[tuple[str, str, frozenset[str], frozenset[str]], ...] = tuple(
+    (method, path, frozenset(kinds), frozenset(actions.split())) for method, path, kinds, actions in (
+        ("POST", _I.collection, [_I.name], "create replace"),
+        ("PATCH", f"{_I.collection}/ID", [_I.name], "update"),
+        ("DELETE", f"{_I.collection}/ID", [_I.name], "delete replace"),
+        ("POST", _P.collection, [_P.name], "create"),
+        ("PATCH", f"{_P.collection}/ID", [_P.name], "update"),
+        ("DELETE", f"{_P.collection}/ID", [_P.name], "delete"),
+        ("POST", f"{_P.collection}/ID/versions", [_P.name], "update"),
+        ("PUT", "/v2/prompt-versions/ID/labels", [_P.name], "create update"),
+        ("POST", _R.collection, [_P.name, _R.name], "create update"),  # a Prompt's `restricted` too
+        ("DELETE", f"{_R.collection}/ID", [_P.name, _R.name], "update delete"),
+        ("POST", _D.collection, [_D.name], "create"),
+        ("PATCH", f"{_D.collection}/ID", [_D.name], "update"),
+        ("DELETE", f"{_D.collection}/ID", [_D.name], "delete"),
+        ("POST", f"{_D.collection}/ID/examples", [_D.name], "update"),
+        ("PATCH", f"{_D.collection}/ID/examples", [_D.name], "update"),
+        ("DELETE", f"{_D.collection}/ID/examples", [_D.name], "update"),
+        ("DELETE", "/v2/experiments/ID", [EXPERIMENT], "delete"),  # a dataset's retention
+        ("POST", _E.collection, [_E.name], "create"),
+        ("PATCH", f"{_E.collection}/ID", [_E.name], "update"),
+        ("DELETE", f"{_E.collection}/ID", [_E.name], "delete"),
+        ("POST", f"{_E.collection}/ID/versions", [_E.name], "update"),
+    ))
+
+
+def call_of(method: str, path: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The kinds and actions the call ``method path`` may be labelled with (None: no call a
+    reconciler plans). A ``${OP:path}`` reference stands for one segment."""
+    shape = "/".join("ID" if i == 3 else part for i, part in enumerate(REF_RE.sub("ref", path).split("/")))
+    return next(((kinds, actions) for m, p, kinds, actions in _CALLS if m == method and p == shape), None)
+
+
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "AEIOU" else "a ") + kind
+
+
+def label_problem(op: Operation) -> str | None:
+    """Why the operation's ``kind``, ``action`` and ``address`` are not what its method and path do."""
+    call = call_of(op.method, op.path)
+    if call is None:
+        return f"{op.method} {op.path} is no call a reconciler plans"
+    kinds, actions = call
+    owner = op.address.partition("/")[0]  # an experiment is its dataset's
+    if op.kind not in kinds or op.action not in actions or owner != (DATASET.name if op.kind == EXPERIMENT else op.kind):
+        return (f"labelled {op.action} {op.kind} ({op.address}), but {op.method} {op.path} is "
+                f"the {' or '.join(sorted(actions))} of {' or '.join(_a(k) for k in sorted(kinds))}")
+    return None
+
+
 def operation_problems(plan: Plan) -> list[str]:
     """Operations a reconciler never plans: another method, a path off the API, a secret that is
     not at a placeholder of the body or not a reference."""
@@ -176,6 +251,8 @@ def operation_problems(plan: Plan) -> list[str]:
         path_problem = api_path_problem(REF_RE.sub("ref", op.path), query=False)
         if path_problem is not None:
             problems.append(f"{where}: path {op.path!r} {path_problem}")
+        elif op.action in ACTIONS and op.method in WRITE_METHODS and (label := label_problem(op)) is not None:
+            problems.append(f"{where}: {label}")
         unknown = [d for d in op.depends_on if d not in known]
         if unknown:
             problems.append(f"{where}: depends on unknown operations {', '.join(map(repr, unknown))}")

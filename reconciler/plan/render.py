@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from reconciler import shown
 from reconciler.plan.model import KNOWN_AFTER_APPLY, REF_RE, Change, Operation, Plan
 from reconciler.plan.review import (
     kind_table_markdown,
@@ -162,11 +163,11 @@ def unverified_line(plan: Plan) -> str:
 
 
 def render_text(plan: Plan, colour: bool = False, verbose: bool = False, unmanaged_drift: bool = False) -> str:
-    def paint(text: str, action: str) -> str:
+    def paint(line: str, action: str) -> str:  # the line escaped first: only our own codes reach the terminal
         if not colour:
-            return text
+            return shown.text(line)
         codes = {"green": "32", "yellow": "33", "red": "31", "magenta": "35"}
-        return f"\x1b[{codes[COLOURS[action]]}m{text}\x1b[0m"
+        return f"\x1b[{codes[COLOURS[action]]}m{shown.text(line)}\x1b[0m"
 
     if plan.empty and not plan.unmanaged and not plan.warnings and not plan.ignored and not verbose \
             and not plan.policy:
@@ -200,34 +201,39 @@ def render_text(plan: Plan, colour: bool = False, verbose: bool = False, unmanag
             lines.extend(f"  {s}" for s in plan.unverified_secrets)
     lines.extend(verdict_lines_text(plan))
     lines.append(summary_line(plan))
-    return "\n".join(lines) + "\n"
+    painted = {i for i, line in enumerate(lines) if "\x1b[0m" in line} if colour else set()
+    # every line one line, no control character from a name or value (docs/security.md); the
+    # summary's two lines stay two
+    return "\n".join(line if i in painted else "\n".join(map(shown.text, line.split("\n")))
+                     for i, line in enumerate(lines)) + "\n"
 
 
 def render_json(plan: Plan) -> str:
     return plan.dumps()
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def render_markdown(plan: Plan, unmanaged_drift: bool = False) -> str:
+    """Every name and value from elsewhere escaped by ``reconciler.shown`` for where it stands (a
+    code span, an HTML element, prose, a diff block): none can add a line, a tag or a comment."""
     s = plan.summary()
     lines = ["### reconciler plan", "", *verdict_lines_markdown(plan), *kind_table_markdown(plan),
              "| create | update | delete | replace | unmanaged |",
              "|---:|---:|---:|---:|---:|",
              f"| {s['create']} | {s['update']} | {s['delete']} | {s['replace']} | {s['unmanaged']} |", ""]
     if plan.empty:
-        lines.append(empty_headline(plan, unmanaged_drift))
+        lines.append(shown.md_text(empty_headline(plan, unmanaged_drift)))
     for address, action, ops in _groups(plan):
-        lines.append(f"<details><summary><code>{SYMBOLS[action]} {address}</code> ({action}, "
+        lines.append(f"<details><summary><code>{SYMBOLS[action]} {shown.md_html(address)}</code> ({action}, "
                      f"{len(ops)} call{'s' if len(ops) != 1 else ''})</summary>")
         lines.append("")
         lines.append("| call | field | before | after | source |")
         lines.append("|---|---|---|---|---|")
         diffs: list[tuple[str, list[str]]] = []
         for op in ops:
-            call = f"`{op.method} {_mask_refs(op.path)}`" + (f" ({_md_escape(op.note)})" if op.note else "")
+            call = shown.md_code(f"{op.method} {_mask_refs(op.path)}") + (
+                f" ({shown.md_text(op.note)})" if op.note else "")
             if not op.changes:
                 lines.append(f"| {call} | | | | |")
             for c in op.changes:
@@ -236,19 +242,21 @@ def render_markdown(plan: Plan, unmanaged_drift: bool = False) -> str:
                     diffs.append((c.path, diff))
                     before, after = "(text, see the diff below)", "(text, see the diff below)"
                 else:
-                    before, after = f"`{_md_escape(_fmt(c.before))}`", f"`{_md_escape(_fmt(c.after))}`"
-                lines.append(f"| {call} | `{_md_escape(c.path or '(resource)')}` | {before} | {after} | "
-                             f"{c.source or ''} |")
+                    before, after = shown.md_code(_fmt(c.before)), shown.md_code(_fmt(c.after))
+                lines.append(f"| {call} | {shown.md_code(c.path or '(resource)')} | {before} | {after} | "
+                             f"{shown.md_text(c.source or '')} |")
         for path, diff in diffs:  # a fence longer than any run of backticks inside (a prompt may hold ```)
-            fence = "`" * max(3, 1 + max((len(run) for line in diff for run in re.findall(r"`+", line)), default=0))
-            lines.extend(["", f"`{path}`:", "", fence + "diff", *diff, fence])
+            body = [shown.text(line) for line in diff]
+            fence = "`" * max(3, 1 + max((len(run) for line in body for run in re.findall(r"`+", line)), default=0))
+            lines.extend(["", f"{shown.md_code(path)}:", "", fence + "diff", *body, fence])
         lines.extend(["", "</details>", ""])
-    for heading, items in ((unmanaged_heading(plan), [f"- `{u.address}` (`{u.path}`)" for u in plan.unmanaged]),
-                           (ignored_heading(plan), [f"- {_md_escape(line.strip())}" for line in ignored_lines(plan)])):
+    for heading, items in ((unmanaged_heading(plan), [f"- {shown.md_code(u.address)} ({shown.md_code(u.path)})"
+                                                      for u in plan.unmanaged]),
+                           (ignored_heading(plan), [f"- {shown.md_text(line.strip())}" for line in ignored_lines(plan)])):
         if items:
-            lines.extend([f"<details><summary>{_md_escape(heading)}</summary>", "", *items, "", "</details>", ""])
+            lines.extend([f"<details><summary>{shown.md_html(heading)}</summary>", "", *items, "", "</details>", ""])
     for w in plan.warnings:
-        lines.append(f"> **Warning:** {w}")
+        lines.append(f"> **Warning:** {shown.md_text(w)}")
     if plan.unverified_secrets:
         lines.append("")
         lines.append(unverified_line(plan))

@@ -3,6 +3,7 @@ plan that touches more than one resource (deletes and replacements first), and t
 
 from __future__ import annotations
 
+from reconciler import shown
 from reconciler.plan.model import Plan, Verdict
 
 #: Columns of the table: what destroys first.
@@ -63,6 +64,7 @@ def verdict_lines_markdown(plan: Plan) -> list[str]:
     if not plan.policy:
         return []
     out = ["| policy | rule | on | message | source |", "|---|---|---|---|---|"]
-    out += [f"| **{EFFECT_WORDS.get(v.effect, v.effect)}** | `{v.rule}` | `{v.address or 'the plan'}` | "
-            f"{v.message.replace('|', chr(92) + '|')} | {v.source} |" for v in plan.policy]
+    out += [f"| **{EFFECT_WORDS.get(v.effect, v.effect)}** | {shown.md_code(v.rule)} | "
+            f"{shown.md_code(v.address or 'the plan')} | {shown.md_text(v.message)} | {shown.md_text(v.source)} |"
+            for v in plan.policy]
     return [*out, ""]

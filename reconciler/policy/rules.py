@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import MISSING, AfterValidator, Field, ValidationError
 
+from reconciler.errors import PlanError
 from reconciler.manifests.fields import Doc, NonEmpty, Required, Strict, _unique, problem
 from reconciler.manifests.messages import Ctx, report, show, suggest
 from reconciler.manifests.yamlload import Problem, YamlDocument
@@ -151,6 +152,67 @@ def _selections(ast: Any) -> dict[str, frozenset[str] | None]:
             for name, count in idents.items() if name in VARIABLES}
 
 
+#: Limits of a condition (a Policy may come from a fork's pull request, and its plan runs in CI):
+#: the depth of its parse tree, how deep macros (``all``, ``exists``, ``map``...) nest, and the
+#: steps one evaluation may take. What the limits leave possible grows with the plan, not beyond.
+MAX_DEPTH = 32
+MAX_MACRO_NESTING = 3
+STEP_BUDGET = 100_000
+
+
+def _depths(ast: Any) -> tuple[int, int]:
+    """The parse tree's depth and the deepest nesting of binding macros (iteratively: a tree too
+    deep for recursion is measured too)."""
+    from lark import Tree
+
+    deepest, nesting = 0, 0
+    stack: list[tuple[Any, int, int]] = [(ast, 0, 0)]
+    while stack:
+        node, depth, macros = stack.pop()
+        if not isinstance(node, Tree):
+            continue
+        if node.data == "member_dot_arg" and len(node.children) > 1 and str(node.children[1]) in BINDING_MACROS:
+            macros += 1
+        depth += node.data == "expr"  # one level of the expression (the grammar's levels below it are not)
+        deepest, nesting = max(deepest, depth), max(nesting, macros)
+        stack.extend((child, depth, macros) for child in node.children)
+    return deepest, nesting
+
+
+class BudgetExceeded(PlanError):
+    """A condition took more than ``STEP_BUDGET`` steps in one evaluation."""
+
+
+def _budgeted_runner() -> Any:
+    """cel-python's interpreter, counting its steps: past ``STEP_BUDGET`` in one evaluation it
+    raises ``BudgetExceeded`` (not a CEL error, which reads as false: a deny rule would not fire)."""
+    import celpy
+    from celpy.evaluation import Evaluator
+
+    class Counted(Evaluator):
+        def __init__(self, ast: Any, activation: Any, steps: list[int], where: str) -> None:
+            super().__init__(ast, activation=activation)
+            self.steps, self.where = steps, where
+
+        def visit_children(self, tree: Any) -> Any:
+            self.steps[0] -= 1
+            if self.steps[0] < 0:
+                raise BudgetExceeded(f"{self.where}: the rule's condition took more than {STEP_BUDGET:,} steps on "
+                                     "one object and was stopped; simplify it (nested macros over long lists)")
+            return super().visit_children(tree)
+
+        def sub_evaluator(self, ast: Any) -> Any:
+            return Counted(ast, self.activation, self.steps, self.where)
+
+    class Runner(celpy.InterpretedRunner):
+        where = "a policy rule"
+
+        def evaluate(self, context: Any) -> Any:
+            return Counted(self.ast, self.new_activation(), [STEP_BUDGET], self.where).evaluate(context)
+
+    return Runner
+
+
 def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, frozenset[str]]:
     """Compile ``text``; ``say(message, line_offset, column)`` reports each problem. Returns the
     program (None after a problem) and the variables the condition reads."""
@@ -158,15 +220,24 @@ def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, fr
     from celpy.celparser import CELParseError
     from lark import Token, Tree
 
-    env = celpy.Environment()
+    env = celpy.Environment(runner_class=_budgeted_runner())
     try:
         ast = env.compile(text)
+    except RecursionError:
+        say(f"condition is nested too deeply (more than {MAX_DEPTH} levels)", 0, 1)
+        return None, frozenset()
     except CELParseError as exc:
         lines = text.splitlines() or [""]
         line, column = exc.line or 1, exc.column or 1
         near = lines[min(line, len(lines)) - 1][column - 1:column + 19]
         say(f"condition is not valid CEL: unexpected {near!r} at line {line}, column {column} of the expression"
             if near else "condition is not valid CEL: the expression ends too early", line - 1, column)
+        return None, frozenset()
+    depth, nesting = _depths(ast)
+    if depth > MAX_DEPTH or nesting > MAX_MACRO_NESTING:
+        say(f"condition is nested too deeply (more than {MAX_DEPTH} levels)" if depth > MAX_DEPTH else
+            f"condition nests macros (all, exists, exists_one, map, filter) {nesting} deep; at most "
+            f"{MAX_MACRO_NESTING}", 0, 1)
         return None, frozenset()
     bound: set[str] = set()
     for node in ast.iter_subtrees():
@@ -256,6 +327,8 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
             program, uses = _check_condition(rule.condition, kinds, say)
             selects = _selections(program.ast) if program is not None else {}
         line = ctx.mark(at, key=True)[0]
+        if program is not None:
+            program.where = f"{doc.file}:{line}: rule {rule.name}"
         rules.append(CompiledRule(
             name=rule.name, policy=str(doc.value.get("name")), effect=rule.effect,
             message=rule.message if rule.message is not MISSING else "", source=f"{doc.file}:{line}",

@@ -28,6 +28,19 @@ def test_a_path_outside_the_api_is_refused_naming_it(make_client: Callable[..., 
     assert script.requests == []
 
 
+@pytest.mark.parametrize("path", ["/v2/prompts/..;/admin", "/v2/%252e%252e/admin", "/v2/%EF%BC%8E%EF%BC%8E/admin",
+                                  "/v2/%c0%ae%c0%ae/admin", "/v2/x/%2e%2E", "/v2/x/%25252e%25252e/y"])
+def test_every_form_of_a_dot_segment_is_refused(make_client: Callable[..., ApiClient], script: Script,
+                                                path: str) -> None:
+    """Issue 41, class 11: decoded any number of times, before a ``;``, or normalised from
+    non-ASCII, a segment never climbs out of /v2."""
+    client = make_client(script.then(ok()))
+    with pytest.raises(ConfigError, match=r"^refused to send GET .*: the path holds (a '\.' or '\.\.' segment|an "
+                                          r"escape that decodes to a non-ASCII or control character)"):
+        client.get(path)
+    assert script.requests == []
+
+
 def test_the_first_429_s_retry_after_sets_the_window_the_pace_is_learnt_from(
         make_client: Callable[..., ApiClient], script: Script) -> None:
     from clienthelpers import problem

@@ -27,8 +27,11 @@ def tree(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cli(server: tuple[str, Any], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+def cli(server: tuple[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Result]:
+    """The CLI run in the test's directory: the working tree that ``apply PLANFILE`` binds a plan's
+    files to (they must lie inside it)."""
     url = server[0]
+    monkeypatch.chdir(tmp_path)
     for k, v in ENV.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("RECONCILER_BASE_URL", raising=False)

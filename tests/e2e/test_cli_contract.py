@@ -74,8 +74,10 @@ def test_a_saved_replacement_applies_with_allow_replace_given_to_apply(cli: Cli,
     assert "Apply complete" in applied.stdout
 
 
-def test_a_saved_plan_confirms_convergence_when_applied_from_another_directory(
+def test_a_saved_plan_applies_in_its_working_tree_and_is_refused_outside_it(
         cli: Cli, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan file is bound to the files it was made from, inside the working tree apply runs in
+    (docs/security.md): applied from a directory that does not hold them, it is refused."""
     monkeypatch.chdir(tree.parent)
     planfile = tmp_path / "plan.json"
     assert cli("plan", tree.name, "--out", str(planfile)).exit_code == 0
@@ -83,12 +85,16 @@ def test_a_saved_plan_confirms_convergence_when_applied_from_another_directory(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
+    refused = cli("apply", str(planfile))
+    assert refused.exit_code == 1
+    assert f"{tree.name}/ownership.yaml: lies outside the working tree ({elsewhere.resolve()})" in refused.output
+    monkeypatch.chdir(tree.parent)
     result = cli("apply", str(planfile))
     assert result.exit_code == 0, result.output
     assert "Apply complete: live state matches the manifests." in result.stdout
 
 
-def test_a_saved_plan_prefers_the_manifests_where_it_was_made_and_refuses_plan_options(
+def test_a_saved_plan_never_takes_other_manifests_of_the_same_path_and_refuses_plan_options(
         cli: Cli, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tree.parent)
     planfile = tmp_path / "plan.json"
@@ -102,8 +108,12 @@ def test_a_saved_plan_prefers_the_manifests_where_it_was_made_and_refuses_plan_o
     refused = cli("apply", str(planfile), "--prune")
     assert refused.exit_code == 1 and "--prune: options of plan" in refused.stderr
     result = cli("apply", str(planfile))
-    assert result.exit_code == 0, result.output
-    assert "Apply complete: live state matches the manifests." in result.stdout
+    assert result.exit_code == 1 and "lies outside the working tree" in result.output
+    (tmp_path / "plan.json").write_text(planfile.read_text().replace(f'"workdir": "{tree.parent}"', '"workdir": ""'))
+    result = cli("apply", str(planfile))  # found here: not the files the plan was made from
+    assert result.exit_code == 1
+    assert f"{tree.name}/other.yaml: not among the files the plan was made from" in result.output
+    assert f"{tree.name}/ownership.yaml: missing" in result.output
 
 
 def test_a_restriction_is_matched_by_id_whatever_type_the_service_reports(cli: Cli, tree: Path) -> None:

@@ -67,7 +67,7 @@ def test_export_kind_name_exports_that_resource_only(cli: Cli, tree: Path, tmp_p
     assert files == ["integrations.yaml", "research/prompts.yaml", "secrets.env.example"]
     assert [d["name"] for d in yaml.safe_load_all((out / "integrations.yaml").read_text())] == ["vendor-a-prod"]
     secrets = (out / "secrets.env.example").read_text()
-    assert "VENDOR_A_PROD_API_KEY=" in secrets and "support-agent" not in secrets
+    assert "SECRET_VENDOR_A_PROD__API_KEY=" in secrets and "support-agent" not in secrets
 
 
 def test_export_of_an_unknown_resource_suggests_the_closest(cli: Cli, tree: Path, tmp_path: Path) -> None:

@@ -177,11 +177,17 @@ def test_a_saved_plan_records_the_fired_rules_and_apply_planfile_evaluates_them_
     refused = run("apply", str(saved))
     assert refused.exit_code == 1 and "needs --approve production-label" in refused.stderr
     assert writes(stats()) == {}
-    edit(central / "rules.yaml", "effect: warn", "effect: deny")  # the central rule is evaluated again
+    edit(central / "rules.yaml", "effect: warn", "effect: deny")  # the plan is bound to the rules it was made with
     again = run("apply", str(saved), "--approve", "production-label")
-    assert again.exit_code == 1 and "denied by prompts-reviewed" in again.stderr
+    assert again.exit_code == 1 and "rules.yaml: differs from the file the plan was made from" in again.stderr
     assert writes(stats()) == {}
     edit(central / "rules.yaml", "effect: deny", "effect: warn")
+    strict = tmp_path / "strict.yaml"  # a rule given to apply itself is evaluated on what the plan does
+    strict.write_text((central / "rules.yaml").read_text().replace("effect: warn", "effect: deny")
+                      .replace("name: central", "name: strict").replace("prompts-reviewed", "strictly-reviewed"))
+    again = run("apply", str(saved), "--approve", "production-label", "--policy", str(strict))
+    assert again.exit_code == 1 and "denied by strictly-reviewed" in again.stderr
+    assert writes(stats()) == {}
     done = run("apply", str(saved), "--approve", "production-label")
     assert done.exit_code == 0, done.output
     assert writes(stats()) == {"PUT /v2/prompt-versions/{version_id}/labels": 1}

@@ -37,10 +37,12 @@ def served(emulator_factory: Callable[..., tuple[str, Emulator]]) -> tuple[str, 
 
 
 @pytest.fixture
-def run(served: tuple[str, Emulator], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+def run(served: tuple[str, Emulator], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Result]:
     """The CLI with a given key (admin by default) and the secrets set; ``unset`` names secrets to
-    leave out of the environment."""
+    leave out of the environment. It runs in the test's directory (the working tree a plan file's
+    files must lie in)."""
     monkeypatch.delenv("RECONCILER_BASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
 
     def invoke(*args: str, key: str = "admin-key", unset: tuple[str, ...] = ()) -> Result:
         env = {"RECONCILER_API_KEY": key, **{k: (None if k in unset else v) for k, v in SECRETS.items()}}

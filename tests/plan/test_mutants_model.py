@@ -129,7 +129,7 @@ def test_verdict_fields_are_text_even_when_a_file_holds_numbers() -> None:
 def test_a_plan_file_is_indented_utf8_text_ending_in_a_newline() -> None:
     text = FULL.dumps()
     assert text.endswith("}\n") and not text.endswith("\n\n")
-    assert '\n  "format_version": "1.2.0",\n' in text
+    assert '\n  "format_version": "1.3.0",\n' in text
     assert "gpt-é" in text  # not escaped
     assert text.index('"operations"') < text.index('"summary"') < text.index('"policy"')  # written order, not sorted
 

@@ -221,8 +221,8 @@ def test_each_malformed_operation_field_is_named_with_its_index(tmp_path: Path) 
 
 def test_an_operation_with_no_space_a_null_space_or_no_optional_parts_passes(tmp_path: Path) -> None:
     data = saved()
-    first = {k: v for k, v in data["operations"][0].items() if k not in ("address", "depends_on", "changes",
-                                                                       "secrets")}
+    # the address stays: an operation's label is checked against its call (refused without one)
+    first = {k: v for k, v in data["operations"][0].items() if k not in ("depends_on", "changes", "secrets")}
     data["operations"] = [{**first, "id": "x", "space": None}, {**first, "id": "y", "body": None}]
     assert [op.id for op in read_plan_file(write(tmp_path, data))] == ["x", "y"]
 
@@ -257,16 +257,30 @@ def test_operations_reconciler_never_plans_are_each_refused(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("method", ["POST", "PATCH", "PUT", "DELETE"])
 @pytest.mark.parametrize("action", ["create", "update", "delete", "replace"])
-def test_every_action_and_write_method_is_read(tmp_path: Path, method: str, action: str) -> None:
+def test_every_action_and_write_method_is_read_when_the_call_does_it(tmp_path: Path, method: str,
+                                                                       action: str) -> None:
+    """An integration's calls: POST the collection creates (or replaces), PATCH an object updates,
+    DELETE deletes (or replaces); any other label on them is refused, naming what the call does."""
     data = saved()
-    data["operations"][0].update(method=method, action=action)
-    assert read_plan_file(write(tmp_path, data)).operations[0].method == method
+    op = data["operations"][0]
+    assert op["kind"] == "Integration"
+    path = "/v2/integrations" if method == "POST" else "/v2/integrations/SW50ZWc6MQ"
+    op.update(method=method, action=action, path=path)
+    does = {"POST": ("create", "replace"), "PATCH": ("update",), "DELETE": ("delete", "replace")}.get(method, ())
+    if action in does:
+        assert read_plan_file(write(tmp_path, data)).operations[0].method == method
+    elif method == "PUT":
+        assert problems(tmp_path, data) == [f"operation {op['id']!r}: PUT {path} is no call a reconciler plans"]
+    else:
+        assert problems(tmp_path, data) == [
+            f"operation {op['id']!r}: labelled {action} Integration ({op['address']}), but {method} {path} is "
+            f"the {' or '.join(does)} of an Integration"]
 
 
 def test_a_path_with_a_reference_to_an_earlier_response_is_an_api_path(tmp_path: Path) -> None:
     data = saved()
     a, b = data["operations"]
-    b.update(method="PATCH", path="/v2/integrations/${" + a["id"] + ":id}", depends_on=[a["id"]])
+    b.update(method="PATCH", action="update", path="/v2/integrations/${" + a["id"] + ":id}", depends_on=[a["id"]])
     plan = read_plan_file(write(tmp_path, data))
     assert plan.operations[1].path == "/v2/integrations/${Integration/LLM/a#create:id}"
     b["path"] = "/v2/integrations/${x}/../admin"

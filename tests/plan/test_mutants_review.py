@@ -24,11 +24,11 @@ def test_verdicts_in_text_name_the_plan_when_they_have_no_address() -> None:
                            "Policy audit: later on the plan: kept   # p.yaml:12"]
 
 
-def test_verdicts_in_markdown_are_a_table_with_pipes_escaped() -> None:
+def test_verdicts_in_markdown_are_a_table_with_pipes_as_entities() -> None:
     markdown = render_markdown(Plan((op("Prompt", "a"),), policy=VERDICTS))
     assert ("| policy | rule | on | message | source |\n"
             "|---|---|---|---|---|\n"
-            "| **DENIED** | `no-deletes` | `Integration/x` | a \\| b | p.yaml:4 |\n"
+            "| **DENIED** | `no-deletes` | `Integration/x` | a &#124; b | p.yaml:4 |\n"
             "| **WARNING** | `small` | `the plan` | big plan | p.yaml:9 |\n"
             "| **audit** | `later` | `the plan` | kept | p.yaml:12 |\n"
             "\n") in markdown

@@ -125,8 +125,10 @@ def session_in(tmp: Path) -> Iterator[Session]:
     yield run
 
 
-def test_every_command_keeps_every_secret(tmp_path: Path) -> None:
-    """One session (it is the slow part), four promises; each helper below is one of them."""
+def test_every_command_keeps_every_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One session (it is the slow part), four promises; each helper below is one of them. It runs
+    in its directory: the working tree a plan file's files must lie in."""
+    monkeypatch.chdir(tmp_path)
     with session_in(tmp_path) as session:
         every_command_ran_and_the_failures_were_real(session)
         no_output_log_plan_file_export_or_traceback_contains_a_secret(session)

@@ -25,6 +25,16 @@ class Collector:
 def collector() -> Iterator[Collector]:
     """An HTTP server on 127.0.0.1 that answers 200 to everything and records each request (its
     method, path, headers and body): nothing a test sends should ever reach it."""
+    yield from _collector()
+
+
+@pytest.fixture
+def proxy() -> Iterator[Collector]:
+    """Another such server, set as a proxy: it must receive nothing a loopback target is sent."""
+    yield from _collector()
+
+
+def _collector() -> Iterator[Collector]:
     found = Collector("")
 
     class Handler(BaseHTTPRequestHandler):

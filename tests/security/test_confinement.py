@@ -103,3 +103,21 @@ def test_the_tree_is_every_path_given(tmp_path: Path) -> None:
 
     assert run("validate", str(base)).exit_code == 1
     assert run("validate", str(base), str(shared)).exit_code == 0
+
+
+def test_a_manifest_that_is_a_symlink_out_of_the_tree_is_refused_and_never_shown(tmp_path: Path,
+                                                                                 outside: Path) -> None:
+    """Issue 41, class 5: a link planted in the tree to a YAML file elsewhere is neither read nor
+    printed; the opt-out reads it."""
+    (outside / "leak.yaml").write_text("kind: ResourceRestriction\nname: canary-linked-5e0a\n"
+                                       "resource_type: PROJECT\nresource_id: UHJvamVjdDoy\n")
+    root = tree_with(tmp_path, examples=None, secret=None)
+    (root / "m.yaml").write_text("kind: ResourceRestriction\nname: p\nresource_type: PROJECT\nresource_id: UHJvamVjdDox\n")
+    (root / "linked.yaml").symlink_to(outside / "leak.yaml")
+
+    result = run("validate", str(root))
+
+    assert result.exit_code == 1
+    assert f"{root / 'linked.yaml'}:1:1: file: is outside the manifests' tree" in result.output
+    assert "(through a symbolic link)" in result.output and "canary-linked" not in result.output
+    assert run("validate", str(root), "--allow-outside-tree").exit_code == 0

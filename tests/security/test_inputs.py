@@ -118,3 +118,23 @@ def test_the_node_budget_spans_every_file_of_a_load(tmp_path: Path) -> None:
     result = validate(str(root))
 
     assert result.exit_code == 1 and "too many YAML values" in result.output
+
+
+@pytest.mark.parametrize("name, content, line", [
+    ("ex.jsonl", "{}\n" * 12, 11),
+    ("ex.json", "[\n" + "{},\n" * 11 + "{}\n]\n", 12),
+])
+def test_an_examples_file_over_the_example_budget_is_refused_at_the_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: str, line: int) -> None:
+    """Issue 41, class 9: bytes alone do not bound memory (20 MB of ``{}`` lines held 811 MB); the
+    examples of a file are counted too (``MAX_EXAMPLES``, 2,000,000: 282 MB at the cap, measured)."""
+    from reconciler.manifests import examples
+
+    monkeypatch.setattr(examples, "MAX_EXAMPLES", 10)
+    (tmp_path / name).write_text(content)
+    (tmp_path / "d.yaml").write_text(f"kind: Dataset\nspace: research\nname: d\nexamples_file: {name}\n")
+
+    result = validate(str(tmp_path / "d.yaml"))
+
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"{tmp_path / name}:{line}:1: examples_file: holds more than 10 examples" in result.output

@@ -49,7 +49,26 @@ def test_a_notify_url_read_from_a_secret_file_with_its_newline_delivers(
     assert "secret-token" not in result.output
 
 
+def test_a_loopback_notify_url_never_goes_through_a_proxy(
+        server: tuple[str, Any], collector: Collector, proxy: Collector, tree: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41, class 10: the webhook's token would cross the proxy in clear text."""
+    for name in (*PROXY_VARIABLES, "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    monkeypatch.setenv("ALL_PROXY", proxy.url)
+
+    result = run("watch", str(tree), "--once", "--base-url", server[0],
+                 "--notify", f"{collector.url}/hooks/secret-token-4b1c")
+
+    assert result.exit_code == 2, result.output
+    assert proxy.requests == []
+    assert [(r["method"], r["path"]) for r in collector.requests] == [("POST", "/hooks/secret-token-4b1c")]
+
+
 @pytest.mark.parametrize("url, message", [
+    ("https://" + "a" * 64 + ".example.com/secret-token-4b1c", "a DNS label of more than 63 characters"),
+    ("https://" + ("a" * 60 + ".") * 5 + "com/secret-token-4b1c", "a host name of more than 253 characters"),
     ("http://hooks.example.com/services/secret-token-4b1c", "plain http:// is refused except to a loopback"),
     ("ftp://127.0.0.1/secret-token-4b1c", "expected an absolute https:// URL"),
     ("hooks.example.com/secret-token-4b1c", "expected an absolute https:// URL"),

@@ -44,7 +44,12 @@ def apply_tampered(cli: Cli, planfile: Path, plan: dict[str, Any], reset_stats: 
     lambda c: "/v2//integrations",
     lambda c: "/v1/integrations",
     lambda c: "/v2/integrations?x=1",
-], ids=["absolute-url", "scheme-relative", "dot-dot", "escaped-dot-dot", "double-slash", "not-v2", "query"])
+    lambda c: "/v2/integrations/..;/admin",  # a path parameter after '..' (servers that drop it)
+    lambda c: "/v2/%252e%252e/admin",  # encoded twice
+    lambda c: "/v2/%EF%BC%8E%EF%BC%8E/admin",  # full-width dots, '..' once normalised
+    lambda c: "/v2/%c0%ae%c0%ae/admin",  # overlong UTF-8 dots
+], ids=["absolute-url", "scheme-relative", "dot-dot", "escaped-dot-dot", "double-slash", "not-v2", "query",
+        "dot-dot-semicolon", "double-encoded", "full-width", "overlong-utf8"])
 def test_a_plan_file_path_off_the_api_is_refused_before_any_request(
         cli: Cli, tree: Path, tmp_path: Path, collector: Collector, stats: Callable[[], dict[str, int]],
         reset_stats: Callable[[], None], make_path: Callable[[Collector], str]) -> None:
@@ -107,16 +112,18 @@ def test_a_secret_moved_to_a_readable_field_is_refused(cli: Cli, tree: Path, tmp
     assert stats() == {}
 
 
-def test_a_plan_that_sends_secrets_without_its_manifests_is_refused(cli: Cli, tree: Path, tmp_path: Path,
-                                                                    stats: Callable[[], dict[str, int]],
-                                                                    reset_stats: Callable[[], None]) -> None:
+def test_a_plan_whose_manifests_are_gone_is_refused(cli: Cli, tree: Path, tmp_path: Path,
+                                                    stats: Callable[[], dict[str, int]],
+                                                    reset_stats: Callable[[], None]) -> None:
+    """Nothing but its manifests vouches for a plan file's secret references and policies."""
     planfile, plan = saved_plan(cli, tree, tmp_path)
     shutil.move(tree, tmp_path / "elsewhere")
 
     result = apply_tampered(cli, planfile, plan, reset_stats)
 
     assert result.exit_code == 1
-    assert "the plan sends secrets (env:AGENT_TOKEN, env:VENDOR_A_KEY) and its manifests" in result.output
+    assert "the plan is bound to the files it was made from" in result.output
+    assert f"{tree}/restrictions.yaml: missing" in result.output
     assert stats() == {}
 
 
