@@ -481,9 +481,9 @@ class Puller:
         why = (f"without the dataset's key '{key}' or " if isinstance(key, str) else "") + \
             "holding a line separator (U+2028, U+2029 or U+0085)"
         self.result.not_written.append(NotWritten(
-            r.address, "examples", f"{len(dropped)} live example(s) {why}: the tree cannot hold them; not written "
-            f"(examples {', '.join(map(str, dropped[:10]))})"))
-        return ExamplesEdit({i: e for i, e in edit.replace.items() if not bad(e)}, list(edit.delete),
+            r.address, "examples", f"{len(dropped)} live example(s) {why}: the tree cannot hold them; not written, "
+            "nor any example removed (one may be such an example)"))
+        return ExamplesEdit({i: e for i, e in edit.replace.items() if not bad(e)}, [],
                             [e for e in edit.append if not bad(e)])
 
     def agreed(self, r: DesiredResource, base: DesiredResource | None, path: str, tree: Any, live: Any) -> bool:
