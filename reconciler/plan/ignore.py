@@ -100,14 +100,14 @@ def _ignored_edit(edit: FieldEdit, rules: list[Rule], spec: dict[str, Any]) -> t
     for rule in rules:  # a rule inside a free-form object the planner compares whole
         if not path_matches(edit.path, rule.field) or not isinstance(edit.old, dict) or not isinstance(edit.new, dict):
             continue
-        merged = take_live(copy.deepcopy(edit.old), edit.new, rule.field.split(".")[len(edit.path.split(".")):])
+        merged = _take_live(copy.deepcopy(edit.old), edit.new, rule.field.split(".")[len(edit.path.split(".")):])
         if merged is not None:
             set_path(spec, edit.path, merged)
             return (rule if merged != edit.old else None), True  # counted when it left something as live
     return None, False
 
 
-def take_live(want: dict[str, Any], have: dict[str, Any], glob: list[str]) -> dict[str, Any] | None:
+def _take_live(want: dict[str, Any], have: dict[str, Any], glob: list[str]) -> dict[str, Any] | None:
     """``want`` with the keys ``glob`` covers taken from ``have``; None when it covers none."""
     head, rest = glob[0], glob[1:]
     hit = False
@@ -115,7 +115,7 @@ def take_live(want: dict[str, Any], have: dict[str, Any], glob: list[str]) -> di
         if not fnmatchcase(k, head):
             continue
         if rest and isinstance(want.get(k), dict) and isinstance(have.get(k), dict):
-            sub = take_live(want[k], have[k], rest)
+            sub = _take_live(want[k], have[k], rest)
             if sub is not None:
                 want[k] = sub
                 hit = True
@@ -147,3 +147,7 @@ def set_path(spec: dict[str, Any], path: str, value: Any) -> None:
 
 def _shown(value: Any) -> Any:
     return None if value is ABSENT else value
+
+
+#: ``pull`` keeps what a rule inside a free-form object names as declared (the same walk, the sides swapped).
+take_live = _take_live
