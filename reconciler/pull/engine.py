@@ -310,16 +310,24 @@ def sibling_environments(tree: Tree) -> list[Tree]:
     given = {os.path.realpath(p) for p in tree.paths if p != "-"}
     patch_files = _patch_files(manifest_files([p for p in tree.paths if p != "-"], []))
     out: list[Tree] = []
-    for root in _overlay_roots(tree, patch_files):
-        parent = os.path.dirname(root)
-        if not os.path.isdir(root) or not parent or parent == root:
+    roots = set(_overlay_roots(tree, patch_files))
+    for written in tree.paths:  # each overlay folder as the command line wrote it
+        root = os.path.realpath(written) if written != "-" else ""
+        if root not in roots or not os.path.isdir(written):
             continue
-        for name in sorted(os.listdir(parent)):
+        parent = os.path.dirname(os.path.normpath(written))
+        for name in sorted(os.listdir(parent or ".")):
             sibling = os.path.join(parent, name)
-            if name.startswith(".") or not os.path.isdir(sibling) or os.path.realpath(sibling) in given \
-                    or not manifest_files([sibling], []):
+            if name.startswith(".") or not os.path.isdir(sibling) or os.path.realpath(sibling) in given:
                 continue
-            paths = tuple(sibling if os.path.realpath(p) == root else p for p in tree.paths)
+            own_vars = [os.path.relpath(os.path.realpath(v), root) for v in tree.var_files
+                        if _under(os.path.realpath(v), root)]
+            theirs = [os.path.join(sibling, v) for v in own_vars]
+            # an environment like this one: its var files of the same names, or Patches of its own
+            if not ((theirs and all(os.path.isfile(v) for v in theirs))
+                    or _patch_files(manifest_files([sibling], []))):
+                continue
+            paths = tuple(sibling if p == written else p for p in tree.paths)
             var_files = tuple(os.path.join(sibling, os.path.relpath(os.path.realpath(v), root))
                               if _under(os.path.realpath(v), root) else v for v in tree.var_files)
             out.append(Tree(paths, tree.variables, tuple(v for v in var_files if os.path.isfile(v)), name))

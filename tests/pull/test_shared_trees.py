@@ -491,3 +491,25 @@ def test_pull_writes_through_the_atomic_writer_keeping_the_mode_and_never_throug
     refused = run_tree(single, "pull", "--write")
     assert refused.exit_code == 1 and "symbolic link" in refused.output
     assert real.read_text() == SINGLE
+
+
+# ---------------------------------------------------------------- which environments share the files
+
+
+def test_the_other_environments_are_the_sibling_overlays_of_the_same_shape(tmp_path: Path) -> None:
+    from reconciler.pull.engine import Tree, sibling_environments
+
+    shutil.copytree(ROOT / "examples/environments", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "overlays/policies").mkdir()  # a folder of other YAML next to the overlays: no environment
+    (tmp_path / "overlays/policies/rules.yaml").write_text("kind: Policy\nname: p\n")
+    (tmp_path / "overlays/canary").mkdir()  # Patches of its own, no var file: an environment
+    (tmp_path / "overlays/canary/patches.yaml").write_text("kind: Patch\ntarget: Integration/vendor-a-main\n"
+                                                           "patch: {config: {is_function_calling_enabled: true}}\n")
+    staging = Tree(("base", "overlays/staging"), (), ("overlays/staging/vars.yaml",))
+    others = {t.name: t for t in sibling_environments(staging)}
+    assert sorted(others) == ["canary", "production"]
+    assert others["production"] == Tree(("base", "overlays/production"), (), ("overlays/production/vars.yaml",),
+                                        "production")
+    assert others["canary"].var_files == ()
+    assert str((tmp_path / "base/research.yaml").resolve()) in others["production"].files()
+    assert sibling_environments(Tree(("base",))) == []  # no overlay: one environment
