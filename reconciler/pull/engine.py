@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import ManifestError
-from reconciler.kinds import DATASET, PROMPT, RESTRICTION
+from reconciler.kinds import PROMPT, RESTRICTION
 from reconciler.manifests.ignores import path_matches
 from reconciler.model import DesiredResource, LiveState, ManifestSet, Source
 from reconciler.plan.ignore import Rule, rules_for, take_live
@@ -397,6 +397,7 @@ class Puller:
         for r in self.manifests.resources:
             if self.restrictions_hidden and r.kind == RESTRICTION.name:
                 left_out.append(r.address)
+                self._whole.add(r.address)
                 continue
             if self.restrictions_hidden and r.kind == PROMPT.name and "restricted" in r.spec:
                 left_out.append(f"{r.address} (restricted)")
@@ -478,7 +479,7 @@ class Puller:
     def holdable_examples(self, r: DesiredResource, edit: ExamplesEdit) -> ExamplesEdit:
         """The examples edit without the live examples the tree cannot hold (listed): one without
         the dataset's key, one holding a line separator."""
-        key = r.spec.get("key") if r.kind == DATASET.name else None
+        key = r.spec.get("key")  # a dataset's key field (no other kind has a top-level key)
 
         def bad(example: dict[str, Any]) -> bool:
             return (isinstance(key, str) and key not in example) or _breaks(example)
@@ -934,7 +935,7 @@ class Puller:
         for a, p in self._left:
             listed.setdefault(a, []).append(p)
         for r in after.resources:
-            if r.address in self._whole or (self.restrictions_hidden and r.kind == RESTRICTION.name):
+            if r.address in self._whole:
                 continue
             diff = resource_diff(r, self.live)
             if diff.missing:

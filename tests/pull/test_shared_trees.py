@@ -513,3 +513,20 @@ def test_the_other_environments_are_the_sibling_overlays_of_the_same_shape(tmp_p
     assert others["canary"].var_files == ()
     assert str((tmp_path / "base/research.yaml").resolve()) in others["production"].files()
     assert sibling_environments(Tree(("base",))) == []  # no overlay: one environment
+
+
+def test_an_edited_tree_that_would_not_load_replaces_nothing(tmp_path: Path) -> None:
+    from reconciler.model import LiveState
+    from reconciler.pull.engine import Puller, Tree
+
+    (tmp_path / "tree.yaml").write_text(SINGLE)
+    tree = Tree(("tree.yaml",))
+    puller = Puller(tree.load(), LiveState(), ["tree.yaml"], tree=tree)
+    result = puller.run()
+    assert result.files == {}
+    result.files["tree.yaml"] = (SINGLE, SINGLE.replace("description: first words", "description: [not, text]"))
+    puller._verify()  # as run() does once the edits are rendered
+    assert result.errors and result.errors[0].startswith("the edited tree would not load, so nothing is written")
+    assert "tree.yaml:14" in result.errors[0] and result.exit_code() == 1
+    result.write()
+    assert (tmp_path / "tree.yaml").read_text() == SINGLE
