@@ -59,6 +59,7 @@ soak: install
 	$(PY) -m tests.soak
 	RECONCILER_STATEFUL_EXAMPLES=300 RECONCILER_STATEFUL_STEPS=25 $(VENV)/bin/pytest -q -p no:randomly \
 		tests/reliability/test_two_trees_stateful.py
+	RECONCILER_PULL_ENV_EXAMPLES=300 $(VENV)/bin/pytest -q -p no:randomly tests/pull/test_two_environments_property.py
 
 # Long (an hour or more on a shared 2-core machine), not part of `make test`: mutmut over the core,
 # then docs/testing.md from its results (tests/mutation_report.py; mutants/ is a scratch copy).

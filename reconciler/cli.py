@@ -256,7 +256,10 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
         assert again is not None  # a plan file's manifests are always here (bound to it): planned again
         if not again.empty:
             raise not_converged(again)
-        if not quiet:
+        if not quiet and planned.options.targets:  # a targeted plan is partial: say only what was checked
+            click.echo("Apply complete: the targeted resources match the manifests (--target: the others were "
+                       "not planned; run plan to see them).")
+        elif not quiet:
             click.echo("Apply complete: live state matches the manifests.")
 
 

@@ -21,28 +21,37 @@ from reconciler.kinds import RESTRICTION
               "live to another value is a conflict (not written; exit 1).")
 @click.option("--unmanaged-to", "unmanaged_to", type=click.Path(file_okay=False), metavar="DIR",
               help="Also write the unmanaged resources inside the ownership as new manifests in DIR (export's layout).")
+@click.option("--remove-absent", "remove_absent", is_flag=True,
+              help="Remove the documents of declared resources absent live (default: listed, since apply creates "
+              "them; with --since, those REF declared are removed).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @plan_flags("variables", "var_files")
 @connection_flags
-def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: str | None, fmt: str, verbose: bool,
-         quiet: bool, options: Any, conn: Any) -> None:
+def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: str | None, remove_absent: bool,
+         fmt: str, verbose: bool, quiet: bool, options: Any, conn: Any) -> None:
     """Turn live edits of declared resources into edits of the manifests, so the next plan is empty.
     Reads live state with GET only. Exit 0 nothing to pull, 2 differences (shown or written), 1 error
     or a conflict."""
     import os
 
     from reconciler.client.live import read_live
-    from reconciler.export import check_out_dir, export_manifests
+    from reconciler.errors import ConfigError
+    from reconciler.export import export_manifests
     from reconciler.manifests.loader import manifest_files
     from reconciler.plan.planner import make_plan
-    from reconciler.pull.engine import Puller
+    from reconciler.pull.engine import Puller, Tree, sibling_environments
     from reconciler.pull.since import resources_at
 
     variables, var_files = options.variables, options.var_files
     manifests = load(paths, variables, var_files)
     base = resources_at(since, paths, variables, var_files) if since else None  # before any request
     if unmanaged_to:
-        check_out_dir(Path(unmanaged_to), False)
+        out = Path(unmanaged_to)
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"--unmanaged-to {out}: exists and is not a directory")
+        if out.is_dir() and any(out.iterdir()):
+            raise ConfigError(f"--unmanaged-to {out}: the directory is not empty; give an empty or new directory "
+                              "(pull never overwrites files there)")
     var_real = {os.path.realpath(v) for v in var_files}
     files = [f for f in manifest_files(paths, []) if f != "-" and os.path.realpath(f) not in var_real]
     exported: list[str] = []
@@ -50,17 +59,22 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
             read_progress(client, quiet):
         live = client.run(read_live(client, manifests.read_scope(), manifests))
         if unmanaged_to:
-            unmanaged = [u.address for u in make_plan(manifests, live).unmanaged if u.kind != RESTRICTION.name]
+            removed = {r.address for r in base.values()} if base is not None else set()  # the tree deleted them
+            unmanaged = [u.address for u in make_plan(manifests, live).unmanaged
+                         if u.kind != RESTRICTION.name and u.address not in removed]
             if unmanaged:
                 exported = export_manifests(client, [], Path(unmanaged_to), unmanaged)
-    result = Puller(manifests, live, files, base).run()
-    written = bool(write and result.files)
+    tree = Tree(tuple(paths), tuple(variables), tuple(var_files))
+    others = sibling_environments(tree) if "-" not in paths else []  # then the project file's (section 11)
+    result = Puller(manifests, live, files, base, tree=tree if "-" not in paths else None, others=others,
+                    remove_absent=remove_absent).run()
+    written = bool(write and result.files and not result.errors)
     if written:
         result.write()
     if fmt == "json":
         click.echo(json.dumps(result.to_json(written, exported), indent=2, ensure_ascii=False, default=str))
-        sys.exit(result.exit_code())
-    if write:
+        sys.exit(_exit(result.exit_code(), exported))
+    if write and not result.errors:
         for e in result.edits:
             click.echo(f"{e.file}:{e.line}: {e.address}: {e.path or '(document)'}: {e.action}")
         if result.files:
@@ -71,7 +85,12 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
     for line in exported:
         click.echo(line)
     for label, items in (("Warning", result.warnings), ("Not written", result.not_written),
-                         ("Conflict", result.conflicts)):
+                         ("Conflict", result.conflicts), ("Error", result.errors)):
         for item in items:
             click.echo(f"{label}: {item}", err=True)
-    sys.exit(result.exit_code())
+    sys.exit(_exit(result.exit_code(), exported))
+
+
+def _exit(code: int, exported: list[str]) -> int:
+    """Exit 2 whenever files were written (unmanaged resources included), unless an error says 1."""
+    return 2 if code == 0 and exported else code

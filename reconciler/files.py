@@ -48,16 +48,20 @@ def inside(path: Path, root: Path) -> bool:
     return real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def write_private(path: Path, text: str, *, what: str = "writing", root: Path | None = None) -> None:
-    """Write ``text`` to ``path`` atomically, mode 0600, never through a symlink; with ``root``, the
-    file must end up inside it. Raises ``ConfigError`` (``what`` names the option) on refusal or failure."""
+def write_private(path: Path, text: str, *, what: str = "writing", root: Path | None = None,
+                  mode: int = PRIVATE_MODE) -> None:
+    """Write ``text`` to ``path`` atomically, mode 0600 (or ``mode``: ``pull`` keeps a manifest's own),
+    never through a symlink; with ``root``, the file must end up inside it. Raises ``ConfigError``
+    (``what`` names the option) on refusal or failure."""
     refuse_symlink(path, what)
     if root is not None and not inside(path, root):
         raise ConfigError(f"{what} {path}: would be written outside {root}; refused")
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        if mode != PRIVATE_MODE:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from reconciler import teardown
 from reconciler.errors import ManifestError
+from reconciler.manifests.ignores import unmatched_warnings
 from reconciler.manifests.loader import load
 from reconciler.manifests.overlay import collect_variables
 from reconciler.manifests.schema import manifest_json_schema
@@ -41,6 +42,12 @@ def run_validate(paths: Sequence[str], *, check_secrets: bool, out: Echo, err: E
     ms = loaded.manifests
     for warning in ms.warnings:
         err(f"Warning: {warning}")
+    unmatched = unmatched_warnings(ms.resources, ms.ownership)  # a typo hides a difference: refused here
+    if unmatched:
+        for line in unmatched:
+            err(line)
+        err(f"{plural(len(unmatched), 'problem')} found; the manifests are not valid")
+        return 1
     if check_secrets:
         problems = _check_secrets(ms)
         if problems:

@@ -61,6 +61,9 @@ def read_examples_file(path: str, shown: str, problems: list[Problem]) -> tuple[
     """The examples of a file and the 1-based line each starts on (None when unreadable)."""
     ext = os.path.splitext(path)[1].lower()
     if ext in (".jsonl", ".ndjson"):
+        staged = yamlload.staged_text(path)
+        if staged is not None:  # the text pull is about to write, read as the file will be
+            return _jsonl_blocks([(1, staged.removeprefix("\ufeff").splitlines())], shown, problems)
         unreadable: list[bool] = []
         found = _jsonl_blocks(_file_blocks(path, shown, problems, unreadable), shown, problems)
         return None if unreadable or found is None else found
@@ -260,8 +263,12 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
         written = out["examples_file"]
         if not isinstance(written, str) or not written:
             return
-        shown = os.path.join(os.path.dirname(ctx.file), written) if ctx.file != "<stdin>" else written
-        real = ctx.resolve_path(written)
+        # written by a Patch: relative to the Patch's file, and cited at its line
+        patched = ctx.extra_sources.get(".".join(map(str, (*path, "examples_file"))))
+        home = patched.file if patched is not None and patched.file != ctx.file else ctx.file
+        shown = os.path.join(os.path.dirname(home), written) if home != "<stdin>" else written
+        real = ctx.resolve_path(written) if home == ctx.file else \
+            os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(home)), os.path.expanduser(written)))
         if (why := ctx.outside_tree(real)) is not None:
             ctx.problem((*path, "examples_file"), f"{shown} {why}")
             return
@@ -276,8 +283,9 @@ def dataset_examples(out: dict[str, Any], path: Path, ctx: Ctx) -> None:
             ctx.problem((*path, "examples_file"), "holds no examples; the API refuses to create an empty dataset")
         del out["examples_file"]
         out["examples"] = from_disk
-        line, col = ctx.mark((*path, "examples_file"), key=True)
-        ctx.extra_sources["examples"] = Source(ctx.file, line, col)
+        line, col = (patched.line, patched.column) if home != ctx.file and patched is not None \
+            else ctx.mark((*path, "examples_file"), key=True)
+        ctx.extra_sources["examples"] = Source(home, line, col)
         ctx.example_lines = (shown, lines)  # "examples.N" sources, made on demand
     examples = out.get("examples")
     if not isinstance(examples, list):

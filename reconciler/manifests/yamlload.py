@@ -18,8 +18,10 @@ timestamps stay strings (JSON has no date type).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,11 +146,38 @@ def not_utf8(file: str, data: bytes, at: int, first_line: int = 1, offset: int =
                    f"(byte 0x{data[at]:02x}); save the file as UTF-8")
 
 
+#: Texts that stand in for files (by real path) while ``staged`` is active: ``pull`` loads the tree
+#: it is about to write, as it will read, before it replaces any file.
+_STAGED: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar("staged", default=None)
+
+
+@contextlib.contextmanager
+def staged(texts: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, reading one of ``texts``' files (real paths) gives its text instead."""
+    token = _STAGED.set(texts)
+    try:
+        yield
+    finally:
+        _STAGED.reset(token)
+
+
+def staged_text(path: str) -> str | None:
+    """The text staged for ``path`` (None: read the file)."""
+    texts = _STAGED.get()
+    if not texts:
+        return None
+    import os
+
+    return texts.get(os.path.realpath(path))
+
+
 def read_file(path: str, file: str, problems: list[Problem], limit: int | None = None) -> str | None:
     """Read a file with the size cap (``MAX_FILE_BYTES`` unless given) checked before reading it whole."""
     import os
 
     limit = MAX_FILE_BYTES if limit is None else limit
+    if (text := staged_text(path)) is not None:
+        return read_text(text.encode("utf-8"), file, problems, limit)
     try:
         size = os.stat(path).st_size
         if size > limit:

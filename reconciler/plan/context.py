@@ -198,7 +198,8 @@ class Planning(KindPlan):
     def space_id(self, r: DesiredResource) -> str | None:
         sid = self.live.space_id(str(r.space))
         if sid is None:
-            self.error(r, "space", f"no space named (or with the id) {r.space!r} exists")
+            self.error(r, "space", f"no space named (or with the id) {r.space!r} exists; "
+                       + space_hint(self.live))
         return sid
 
     def pin(self, r: DesiredResource, key: list[str]) -> None:
@@ -237,3 +238,10 @@ def creation_changes(r: DesiredResource, fields: dict[str, Any]) -> list[Change]
 
     walk(fields, "")
     return out
+
+
+def space_hint(live: LiveState) -> str:
+    """The spaces that exist, and how to make one (an unknown space is most often one not created yet)."""
+    names = ", ".join(sorted(s.name for s in live.spaces)) or "none"
+    return (f"the spaces are: {names} (create it in the platform first; the emulator: "
+            "`reconciler emulator --space NAME`)")

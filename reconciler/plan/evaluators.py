@@ -45,11 +45,24 @@ def resolve_template(r: DesiredResource, ctx: Planning) -> tuple[dict[str, Any],
             llm["ai_integration_id"] = live.id
         else:
             ctx.error(r, "template_config.llm_config.integration",
-                      f"no LLM integration named {name!r} in the manifests or live")
+                      f"no LLM integration named {name!r} in the manifests or live" + _renamed_hint(r, ctx))
             return None
     if "llm_config" in tc:
         tc["llm_config"] = {"ai_integration_id": llm.pop("ai_integration_id", None), **llm}
     return tc, depends
+
+
+def _renamed_hint(r: DesiredResource, ctx: Planning) -> str:
+    """When the evaluator exists live and uses another integration (renamed by someone else): which,
+    and that ``pull`` writes it into the manifests."""
+    space_id = ctx.live.space_id(str(r.space))
+    live = ctx.live.evaluators.get((space_id, r.name)) if space_id is not None else None
+    used = live.latest.integration_id if live is not None and live.latest is not None else None
+    now = next((i.name for i in ctx.live.integrations.values() if used is not None and i.id == used), None)
+    if now is None:
+        return ""
+    return (f"; live, {r.address} uses {now!r} (renamed?): write that name, or run `reconciler pull` to write "
+            "live's edits into the manifests")
 
 
 def plan_evaluators(desired: list[DesiredResource], inputs: PlanInput) -> KindPlan:

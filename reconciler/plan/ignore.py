@@ -12,35 +12,21 @@ is sent and nothing is drift; each such field is counted (``Plan.ignored``) with
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
+from reconciler.manifests.ignores import address_matches, path_matches
 from reconciler.manifests.models import IDENTITY_FIELDS, document_of
 from reconciler.model import DesiredResource, LiveState, Ownership
 from reconciler.plan.liveview import ABSENT, FieldEdit, resource_diff
 from reconciler.plan.model import Ignored
-
-#: Free-form objects the planner compares whole: a rule may name a key inside them.
-FREE_FORM = ("invocation_params", "provider_params", "input_schema", "invocation_parameters", "provider_parameters",
-             "classification_choices")
 
 
 @dataclass(frozen=True)
 class Rule:
     field: str  # a field path glob
     source: str | None  # where the rule is written
-
-
-def path_matches(glob: str, path: str) -> bool:
-    """Whether the field path glob covers ``path`` (the field itself or something inside it)."""
-    g, p = glob.split("."), path.split(".")
-    return len(g) <= len(p) and all(fnmatchcase(a, b) for a, b in zip(p, g, strict=False))
-
-
-def address_matches(glob: str, r: DesiredResource) -> bool:
-    return fnmatchcase(r.address, glob) or (r.space is not None and fnmatchcase(f"{r.kind}/{r.name}", glob))
 
 
 def rules_for(r: DesiredResource, ownership: Ownership | None) -> list[Rule]:
@@ -55,41 +41,6 @@ def rules_for(r: DesiredResource, ownership: Ownership | None) -> list[Rule]:
 
 def _where(source: Any) -> str | None:
     return str(source) if source is not None else None
-
-
-def declared_paths(value: Any, base: str = "") -> Iterator[str]:
-    """Every dotted path of mappings a spec writes (lists are leaves: compared whole)."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            path = f"{base}.{k}" if base else str(k)
-            yield path
-            yield from declared_paths(v, path)
-
-
-def unmatched_warnings(resources: Iterable[DesiredResource], ownership: Ownership | None) -> list[str]:
-    """A rule that matches nothing declared: a warning (a typo would otherwise hide silently)."""
-    resources = list(resources)
-    out: list[str] = []
-
-    def covers(glob: str, r: DesiredResource) -> bool:
-        return any(path_matches(glob, p) or (p.rpartition(".")[2] in FREE_FORM and path_matches(p, glob))
-                   for p in declared_paths(dict(r.spec)))
-
-    for r in resources:
-        for i, f in enumerate(r.ignore_changes):
-            if not covers(f, r):
-                out.append(f"{_where(r.source(f'ignore_changes.{i}')) or r.address}: ignore_changes {f!r} matches "
-                           f"no field {r.address} declares")
-    if ownership is not None:
-        for n, (globs, fields) in enumerate(ownership.ignore_changes):
-            where = _where(ownership.source(f"ignore_changes.{n}")) or f"Ownership/{ownership.name}"
-            matched = [r for r in resources if any(address_matches(g, r) for g in globs)]
-            if not matched:
-                out.append(f"{where}: ignore_changes match {list(globs)} matches no declared resource")
-                continue
-            out.extend(f"{where}: ignore_changes field {f!r} matches no field the matched resources declare"
-                       for f in fields if not any(covers(f, r) for r in matched))
-    return out
 
 
 def apply_ignores(desired: list[DesiredResource], live: LiveState,
@@ -113,7 +64,8 @@ def apply_ignores(desired: list[DesiredResource], live: LiveState,
             found, modified = _ignored_edit(edit, rules, spec)
             touched = touched or modified
             if found is not None:
-                ignored.append(Ignored(r.address, edit.path, _shown(edit.new), _shown(edit.old), found.source))
+                path, live_value, declared = _ignored_part(edit, found)
+                ignored.append(Ignored(r.address, path, _shown(live_value), _shown(declared), found.source))
         if diff.examples:
             rule = next((x for x in rules if path_matches(x.field, "examples")), None)
             if rule is not None:
@@ -123,6 +75,19 @@ def apply_ignores(desired: list[DesiredResource], live: LiveState,
                 touched = True
         out.append(replace(r, spec=spec, doc=document_of(r.kind, r.name, r.space, spec)) if touched else r)
     return out, ignored
+
+
+def _ignored_part(edit: FieldEdit, rule: Rule) -> tuple[str, Any, Any]:
+    """What a rule left as live, as shown (path, live, declared): down to the key a rule inside a
+    free-form object names, as deep as both sides are objects that hold it; else the whole difference."""
+    parts = rule.field.split(".")
+    path, new, old = edit.path, edit.new, edit.old
+    for key in parts[len(edit.path.split(".")):]:
+        if "*" in key or "?" in key or "[" in key or not (isinstance(new, dict) and isinstance(old, dict)) \
+                or (key not in new and key not in old):
+            break
+        path, new, old = f"{path}.{key}", new.get(key, ABSENT), old.get(key, ABSENT)
+    return path, new, old
 
 
 def _ignored_edit(edit: FieldEdit, rules: list[Rule], spec: dict[str, Any]) -> tuple[Rule | None, bool]:
@@ -182,3 +147,7 @@ def set_path(spec: dict[str, Any], path: str, value: Any) -> None:
 
 def _shown(value: Any) -> Any:
     return None if value is ABSENT else value
+
+
+#: ``pull`` keeps what a rule inside a free-form object names as declared (the same walk, the sides swapped).
+take_live = _take_live

@@ -86,7 +86,7 @@ class ResourceDiff:
 
     resource: DesiredResource
     missing: bool = False
-    renamed: bool = False  # live has it under an alias: the plan renames it, nothing to pull
+    renamed: bool = False  # live has it under an alias: the plan renames it (the edits compare with that object)
     edits: list[FieldEdit] = field(default_factory=list)
     examples: ExamplesEdit | None = None
     notes: list[str] = field(default_factory=list)  # write-only differences (never written)
@@ -108,10 +108,12 @@ def resource_diff(r: DesiredResource, live: LiveState) -> ResourceDiff:
         return out
     table: Mapping[tuple[str, str], Any] = getattr(live, spec.table)
     found = table.get((space_id, r.name))
-    if found is None:
-        out.renamed = any((space_id, a) in table for a in r.aliases)
+    if found is None:  # live under an alias: the plan renames it, and compares the rest with it
+        found = next((table[(space_id, a)] for a in r.aliases if (space_id, a) in table), None)
+        out.renamed = found is not None
         out.missing = not out.renamed
-        return out
+        if found is None:
+            return out
     SPACED_DIFFS[r.kind](r, found, live, out)
     return out
 
@@ -131,10 +133,12 @@ def _set(out: ResourceDiff, path: str, old: Any, new: Any) -> None:
 def _integration(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None:
     doc = integration_doc(r)
     obj = live.integrations.get((doc.type, r.name))
-    if obj is None:
-        out.renamed = any((doc.type, a) in live.integrations for a in r.aliases)
+    if obj is None:  # live under an alias: renamed by the plan, the rest compared with it
+        obj = next((live.integrations[(doc.type, a)] for a in r.aliases if (doc.type, a) in live.integrations), None)
+        out.renamed = obj is not None
         out.missing = not out.renamed
-        return
+        if obj is None:
+            return
     if isinstance(doc, AgentIntegration) and doc.description is not MISSING and doc.description != obj.description:
         _set(out, "description", doc.description, obj.description)
     if doc.scopings is not MISSING:

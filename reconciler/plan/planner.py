@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 from reconciler.errors import PlanError
 from reconciler.kinds import DELETE_ORDER as DELETE_ORDER  # the executor orders deletes by it
 from reconciler.kinds import INTEGRATION, KINDS
+from reconciler.manifests.ignores import unmatched_warnings
 from reconciler.model import DesiredResource, LiveState, ManifestSet
 from reconciler.plan.context import KindPlan, PlanInput, error_line
 from reconciler.plan.datasets import plan_datasets
 from reconciler.plan.evaluators import plan_evaluators
-from reconciler.plan.ignore import apply_ignores, unmatched_warnings
+from reconciler.plan.ignore import apply_ignores
 from reconciler.plan.integrations import plan_integrations
 from reconciler.plan.lifecycle import apply_renames, protect
 from reconciler.plan.model import Operation, Plan, PlanOptions, Unmanaged

@@ -18,7 +18,7 @@ from typing import Any
 
 from reconciler.kinds import ACCOUNT_WIDE, INTEGRATION, KIND_SPECS, PRUNE_ORDER, RESTRICTION, SPACED_KINDS
 from reconciler.model import DesiredResource, LiveState, Ownership
-from reconciler.plan.context import KindPlan, PlanInput, restriction_doc
+from reconciler.plan.context import KindPlan, PlanInput, restriction_doc, space_hint
 from reconciler.plan.lifecycle import protected_by
 from reconciler.plan.model import Change, Operation, Unmanaged
 
@@ -72,8 +72,9 @@ def _owned_space_ids(desired: list[DesiredResource], live: LiveState, ownership:
         sid = live.space_id(space)
         if sid is None:
             where = ownership.source(f"spaces.{i}")
-            errors.append(f"{where}: Ownership/{ownership.name}: spaces.{i}: no space named (or with the id) "
-                              f"{space!r} exists" if where else f"Ownership {ownership.name}: no space {space!r}")
+            errors.append((f"{where}: Ownership/{ownership.name}: spaces.{i}: no space named (or with the id) "
+                           f"{space!r} exists" if where else f"Ownership {ownership.name}: no space {space!r}")
+                          + f"; {space_hint(live)}")
         else:
             ids.add(sid)
     return ids

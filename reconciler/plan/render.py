@@ -173,7 +173,7 @@ def render_text(plan: Plan, colour: bool = False, verbose: bool = False, unmanag
             and not plan.policy:
         return in_sync_line(plan) + "\n"
     lines: list[str] = kind_table_text(plan)
-    if plan.empty:
+    if plan.empty and (plan.unmanaged or not plan.ignored):  # ignored: the summary line says it all
         lines.append(empty_headline(plan, unmanaged_drift))
     for address, action, ops in _groups(plan):
         lines.append(paint(f"{SYMBOLS[action]} {address}", action))
@@ -200,7 +200,8 @@ def render_text(plan: Plan, colour: bool = False, verbose: bool = False, unmanag
         if verbose:
             lines.extend(f"  {s}" for s in plan.unverified_secrets)
     lines.extend(verdict_lines_text(plan))
-    lines.append(summary_line(plan))
+    if not plan.empty or plan.unmanaged or plan.ignored:  # else "No changes." above says it: one, not both
+        lines.append(summary_line(plan))
     painted = {i for i, line in enumerate(lines) if "\x1b[0m" in line} if colour else set()
     # every line one line, no control character from a name or value (docs/security.md); the
     # summary's two lines stay two

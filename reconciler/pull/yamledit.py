@@ -86,6 +86,7 @@ class YamlFile:
         self._splices: list[tuple[int, int, int, str]] = []  # (start, order made, end, new text)
         self._checks: list[tuple[int, str, Any]] = []  # (document index, path, value expected after)
         self.removed_docs: set[int] = set()
+        self.appended: list[dict[str, Any]] = []  # documents added at the end
         self._doc_lines: list[int] | None = None  # each document's first line (doc_of_line)
 
     # ------------------------------------------------------------------ finding nodes
@@ -214,6 +215,13 @@ class YamlFile:
         self._splice(start, max(start, end), "")
         self.removed_docs.add(doc.index)
 
+    def append_document(self, value: dict[str, Any]) -> None:
+        """Add a document (a block mapping) at the end of the file, after a ``---``."""
+        nl = self.newline
+        lead = "" if not self.text or self.text.endswith("\n") else nl
+        self._splice(len(self.text), len(self.text), lead + "---" + nl + block(value, 0, nl) + nl)
+        self.appended.append(value)
+
     @property
     def edited(self) -> bool:
         return bool(self._splices)
@@ -236,7 +244,8 @@ class YamlFile:
         if problems:
             raise EditError(f"{self.path}: the edited file would not parse ({problems[0]}); nothing written")
         kept = [d for d in self.docs if d.index not in self.removed_docs and d.root is not None]
-        if len(docs) != len(kept):
+        if len(docs) != len(kept) + len(self.appended) \
+                or [d.value for d in docs[len(kept):]] != self.appended:
             raise EditError(f"{self.path}: the edit would change the documents of the file; nothing written")
         index = {d.index: n for n, d in enumerate(kept)}
         for doc_index, path, want in self._checks:

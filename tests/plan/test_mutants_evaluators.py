@@ -24,6 +24,10 @@ TC = {"name": "f", "template": "t", "llm_config": {"integration": "a", "model_na
 LIVE_TC = {"name": "f", "template": "t", "llm_config": {"ai_integration_id": "A", "model_name": "m"}}
 ORG = "T3JnOjE"
 
+#: What an unknown space's error adds: the spaces there are, and how to make one.
+SPACES = ("; the spaces are: default, research (create it in the platform first; the emulator: "
+          "`reconciler emulator --space NAME`)")
+
 
 def live_a(scopings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {**live_llm("a", id="A", is_function_calling_enabled=True, has_api_key=True), "scopings": scopings or []}
@@ -192,8 +196,8 @@ def test_every_evaluator_that_cannot_be_planned_is_named() -> None:
                                 evaluator("c", template_config=unknown, commit_message="c"),
                                 evaluator("d", template_config=unknown, commit_message="c")), state()) == (
         "cannot plan:\n"
-        "  Evaluator/nowhere/a: space: no space named (or with the id) 'nowhere' exists\n"
-        "  Evaluator/elsewhere/b: space: no space named (or with the id) 'elsewhere' exists\n"
+        "  Evaluator/nowhere/a: space: no space named (or with the id) 'nowhere' exists" + SPACES + "\n"
+        "  Evaluator/elsewhere/b: space: no space named (or with the id) 'elsewhere' exists" + SPACES + "\n"
         "  Evaluator/research/c: template_config.llm_config.integration: no LLM integration named 'nope' in the "
         "manifests or live\n"
         "  Evaluator/research/d: template_config.llm_config.integration: no LLM integration named 'nope' in the "

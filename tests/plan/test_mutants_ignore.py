@@ -122,8 +122,8 @@ def test_a_rule_inside_a_free_form_object_leaves_only_that_key_as_live(tmp_path:
     plan = plan_of(tmp_path, text.replace("declared", "d"),
                    prompt_live(invocation_params={"temperature": 0.7, "max_tokens": 5}))
     assert plan.operations == ()
-    assert listed(plan)[0] == ("Prompt/research/p", "version.invocation_params",
-                               {"temperature": 0.7, "max_tokens": 5}, {"temperature": 0, "max_tokens": 5}, "t.yaml:4")
+    assert listed(plan)[0] == ("Prompt/research/p", "version.invocation_params.temperature", 0.7, 0,
+                               "t.yaml:4")  # the key the rule names, not the whole object
     plan = plan_of(tmp_path, text.replace("declared", "d"),
                    prompt_live(invocation_params={"temperature": 0.7, "max_tokens": 6}))
     op = version_op(plan)
@@ -209,9 +209,8 @@ def evaluator_plan(tmp_path: Path, live: LiveState, match: str = "'Evaluator/res
 def test_an_ownership_rule_reaches_into_nested_free_form_objects(tmp_path: Path) -> None:
     plan = evaluator_plan(tmp_path, evaluator_live(temperature=0, sampling={"top_p": 0.5, "top_k": 3}))
     assert plan.operations == ()
-    assert listed(plan) == [("Evaluator/research/ev", "template_config.llm_config.invocation_parameters",
-                             {"temperature": 0, "sampling": {"top_p": 0.5, "top_k": 3}},
-                             {"temperature": 0, "sampling": {"top_p": 1, "top_k": 3}}, "t.yaml:7")]
+    assert listed(plan) == [("Evaluator/research/ev",
+                             "template_config.llm_config.invocation_parameters.sampling.top_p", 0.5, 1, "t.yaml:7")]
     plan = evaluator_plan(tmp_path, evaluator_live(temperature=0, sampling={"top_p": 0.5, "top_k": 4}))
     op = version_op(plan)
     assert op.body["template_config"]["llm_config"]["invocation_parameters"] == {
@@ -221,8 +220,8 @@ def test_an_ownership_rule_reaches_into_nested_free_form_objects(tmp_path: Path)
 def test_a_nested_free_form_rule_where_live_is_not_an_object_takes_the_whole_key(tmp_path: Path) -> None:
     plan = evaluator_plan(tmp_path, evaluator_live(temperature=0, sampling="off"))
     assert plan.operations == ()
-    assert listed(plan)[0][2:4] == ({"temperature": 0, "sampling": "off"},
-                                    {"temperature": 0, "sampling": {"top_p": 1, "top_k": 3}})
+    assert listed(plan)[0][1:4] == ("template_config.llm_config.invocation_parameters.sampling", "off",
+                                    {"top_p": 1, "top_k": 3})  # as deep as both sides are objects
 
 
 def test_a_nested_free_form_rule_for_a_key_live_lacks_drops_it(tmp_path: Path) -> None:
@@ -370,7 +369,7 @@ def test_each_rule_is_tried_on_a_free_form_object_whatever_its_order(tmp_path: P
         text = PROMPT.format(rules=f"ignore_changes: {rules}\n", extra=extra).replace("declared", "d")
         plan = plan_of(tmp_path, text, prompt_live(invocation_params={"temperature": 0.7, "max_tokens": 5}))
         assert plan.operations == (), rules
-        assert [path for _, path, *_ in listed(plan)] == ["version.invocation_params", "version.labels"]
+        assert [path for _, path, *_ in listed(plan)] == ["version.invocation_params.temperature", "version.labels"]
 
 
 def test_a_glob_inside_a_free_form_object_covers_every_key_it_matches(tmp_path: Path) -> None:

@@ -18,6 +18,10 @@ from tests.plan.test_lifecycle_edges import plan_error
 COMPARE = PlanOptions(restrictions="compare")
 BASE = {"address": "Prompt/research/p", "kind": "Prompt", "name": "p", "space": "research"}
 
+#: What an unknown space's error adds: the spaces there are, and how to make one.
+SPACES = ("; the spaces are: default, research (create it in the platform first; the emulator: "
+          "`reconciler emulator --space NAME`)")
+
 
 def ops(plan: Plan) -> list[dict[str, Any]]:
     return [{k: v for k, v in op.items() if k not in BASE} for op in json.loads(render_json(plan))["operations"]]
@@ -130,5 +134,5 @@ def test_every_prompt_in_a_space_that_does_not_exist_is_named() -> None:
     message = plan_error(manifests(res("Prompt", "a", "nowhere", version=VERSION),
                                    res("Prompt", "b", "elsewhere", version=VERSION)), state())
     assert message == ("cannot plan:\n"
-                       "  Prompt/nowhere/a: space: no space named (or with the id) 'nowhere' exists\n"
-                       "  Prompt/elsewhere/b: space: no space named (or with the id) 'elsewhere' exists")
+                       "  Prompt/nowhere/a: space: no space named (or with the id) 'nowhere' exists" + SPACES + "\n"
+                       "  Prompt/elsewhere/b: space: no space named (or with the id) 'elsewhere' exists" + SPACES)

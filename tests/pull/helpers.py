@@ -18,13 +18,20 @@ Cli = Callable[..., Result]
 
 @contextmanager
 def ui(tmp_path: Path) -> Iterator[UI]:
-    """The platform's UI: an admin client on the emulator's file."""
+    """The platform's UI: an admin client on the emulator's file (``live.db``)."""
+    with ui_on(tmp_path / "live.db") as it:
+        yield it
+
+
+@contextmanager
+def ui_on(db: Path) -> Iterator[UI]:
+    """The platform's UI on the emulator file ``db``: a client of its own (the CLI's runs are others)."""
     from starlette.testclient import TestClient
 
     from reconciler.emulator.app import create_app
     from reconciler.emulator.core import Emulator, EmulatorSettings
 
-    emu = Emulator(EmulatorSettings(db=str(tmp_path / "live.db")))
+    emu = Emulator(EmulatorSettings(db=str(db)))
     try:
         with TestClient(create_app(emu), base_url="http://emulator", headers={"Authorization": "Bearer admin-key"}) as c:
             yield UI(c)

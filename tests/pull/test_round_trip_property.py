@@ -1,6 +1,6 @@
 """Round trip, as a property over the emulator: whatever hand edits the platform's UI makes (fields
 of every kind, examples changed, deleted and added, a prompt version and a label moved, a resource
-deleted), ``pull --write`` then ``plan --detailed-exitcode`` exits 0: the tree describes live again."""
+deleted), ``pull --write --remove-absent`` then ``plan --detailed-exitcode`` exits 0: the tree describes live again."""
 
 from __future__ import annotations
 
@@ -210,7 +210,7 @@ def test_pull_then_plan_is_empty_whatever_the_hand_edits(environment: None, edit
         with ui(tmp) as api:
             for edit in sorted(edits, key=ORDER.__getitem__):
                 edit(api, word, number)
-        pulled = run("pull", "--write")
+        pulled = run("pull", "--write", "--remove-absent")  # a resource deleted in the UI: its document too
         assert pulled.exit_code == 2, pulled.output
         plan = run("plan", "--detailed-exitcode")
         assert plan.exit_code == 0, f"after {[e.__name__ for e in edits]} ({word!r}, {number}):\n" \

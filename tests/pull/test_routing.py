@@ -1,7 +1,8 @@
 """Each live edit is written where the value is declared (docs/manifests.md, "Two writers"): the manifest's
 line, a var file's line, a Patch's line, an examples file's line; a value from --var or the
 environment is named, not written; write-only fields are never written; omitted fields stay
-omitted; a declared resource deleted live loses its document (and its Patches)."""
+omitted; a declared resource deleted live is listed, and with --remove-absent loses its document (and its
+Patches)."""
 
 from __future__ import annotations
 
@@ -169,7 +170,10 @@ def test_a_resource_deleted_live_loses_its_document_and_its_patches(cli: Cli, tm
     assert cli("apply", *TREE, "--auto-approve").exit_code == 0
     with ui(tmp_path) as api:
         api.delete("evaluators", "judge", space_id=api.space_id("research"))
-    result = cli("pull", *TREE, "--write")
+    listed = cli("pull", *TREE, "--write")  # by default: listed (apply creates it), nothing removed
+    assert listed.exit_code == 2 and "Evaluator/research/judge: declared, not live: apply creates it" in listed.output
+    assert "name: judge" in (tmp_path / "base" / "all.yaml").read_text()
+    result = cli("pull", *TREE, "--write", "--remove-absent")
     assert result.exit_code == 2, result.output
     base = (tmp_path / "base" / "all.yaml").read_text()
     assert "name: judge" not in base and base == BASE[:BASE.index("---\nkind: Evaluator")]

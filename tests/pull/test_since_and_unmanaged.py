@@ -96,7 +96,7 @@ def test_unmanaged_resources_are_written_in_exports_layout_and_the_plan_with_the
             "provider": "VENDOR_A", "api_key": "canary-other"}}).raise_for_status()
     assert "2 unmanaged" in cli("plan", "tree").output
     result = cli("pull", "tree", "--unmanaged-to", "adopted")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output  # files were written: the recipe's "changes" output opens a PR
     assert (tmp_path / "adopted" / "research" / "prompts.yaml").is_file()
     written = (tmp_path / "adopted" / "integrations.yaml").read_text()
     assert "llm-ui" in written and "other-team" not in written and "canary" not in written
