@@ -37,7 +37,7 @@ def test_every_form_of_a_dot_segment_is_refused(make_client: Callable[..., ApiCl
     client = make_client(script.then(ok()))
     with pytest.raises(ConfigError, match=r"^refused to send GET .*: the path holds (a '\.' or '\.\.' segment|an "
                                           r"escape that decodes to a non-ASCII or control character)"):
-        client.get(path)
+        client.run(client.get(path))
     assert script.requests == []
 
 
