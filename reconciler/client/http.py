@@ -395,12 +395,8 @@ class ApiClient:
         attempt = 0
         while True:
             await self._wait_for_gate()
-            sent_at = self.pacer.acquire()
-            if (paced := sent_at - self._clock()) > 0:
-                await self._sleep(paced)
-                self.stats.add_wait(paced)
             attempt += 1
-            outcome = await self._exchange(method, path, params, body, attempt)
+            sent_at, outcome = await self._exchange(method, path, params, body, attempt)
             if isinstance(outcome, httpx.Response):
                 status = outcome.status_code
                 if status == 429:
@@ -454,9 +450,11 @@ class ApiClient:
 
     async def _exchange(
         self, method: str, path: str, params: Mapping[str, Any] | None, body: Any, attempt: int
-    ) -> httpx.Response | _Failure:
-        """One request on the wire, in a slot of the adaptive limit; httpx exceptions become a
-        ``_Failure`` (retryable) or a ``TransportError`` (not retryable) here and nowhere else."""
+    ) -> tuple[float, httpx.Response | _Failure]:
+        """One request on the wire, in a slot of the adaptive limit and then of the pace (taken last,
+        so a pace learnt while it waited for the limit applies to it); returns when its slot of the
+        pace was reserved, and the answer. httpx exceptions become a ``_Failure`` (retryable) or a
+        ``TransportError`` (not retryable) here and nowhere else."""
         kwargs: dict[str, Any] = {}
         if self._per_request_headers:
             kwargs["headers"] = {"User-Agent": USER_AGENT}
@@ -482,17 +480,18 @@ class ApiClient:
         rtt: float | None = None
         overloaded = False
         try:
+            sent_at = await self._paced()
             try:
                 started = time.perf_counter()
                 response = await self.http.request(method, target, **kwargs)
                 seconds = rtt = time.perf_counter() - started
             except httpx.PoolTimeout as exc:  # our own pool was busy: nothing to say about the host
-                return _Failure(_describe(exc), maybe_sent=False)
+                return sent_at, _Failure(_describe(exc), maybe_sent=False)
             except _NOT_SENT as exc:
                 cause, final = connect_cause(exc, self.http.base_url)
-                return _Failure(cause, maybe_sent=False, connect=True, final=final)
+                return sent_at, _Failure(cause, maybe_sent=False, connect=True, final=final)
             except _MAYBE_SENT as exc:
-                return _Failure(_describe(exc), maybe_sent=True)
+                return sent_at, _Failure(_describe(exc), maybe_sent=True)
             except _HTTPX_ERRORS as exc:
                 raise TransportError(self._redact(_describe(exc)), method=method, path=path) from None
             overloaded = response.status_code == 429 or response.status_code >= 500
@@ -508,7 +507,7 @@ class ApiClient:
                 observe(exchange)
             if self._trace:  # -v: every request, as sent (no body, no header)
                 self._event(exchange.line())
-        return response
+        return sent_at, response
 
     async def _recover(self, recover: Recover, method: str, path: str) -> Any | None:
         try:
@@ -529,6 +528,17 @@ class ApiClient:
         raise TransportError(f"{self._redact(failure.message)}{tail}", method=method, path=path)
 
     # ------------------------------------------------------------------ waiting
+
+    async def _paced(self) -> float:
+        """Wait for a slot of the pace (``pacing.Pacer``); returns when it was reserved. A slot given
+        before a collision that came while it was awaited is asked for again, at the new pace."""
+        while True:
+            reserved = self._clock()
+            if (paced := self.pacer.acquire() - reserved) > 0:
+                await self._sleep(paced)
+                self.stats.add_wait(paced)
+            if not self.pacer.collided_since(reserved):
+                return reserved
 
     async def _wait_for_gate(self) -> None:
         """Pause while a 429's Retry-After runs for every request (before the pacer has a rate)."""

@@ -28,14 +28,19 @@ a rate far under the real one. So the pacer measures the rate instead:
   smaller than ``BURST_S`` of its rate: the burst halves, and the rate stands.
 - A window of at least ``TRUSTED_WINDOW_S`` sets the pace from its measure; a shorter one can
   only lower it.
-- A window with fewer than ``MIN_SAMPLES`` answers measures nothing: the rate then only falls, by
-  ``DECREASE`` (multiplicative decrease).
-
+- A 429 with fewer than ``MIN_SAMPLES`` answers since the last collision measures nothing: the
+  bucket had not refilled at this pace yet. The window goes on, after one slot's pause more.
+- **A slot given at a pace that no longer holds is asked for again.** At a collision the next free
+  slot is one slot's pause away; a request that was waiting for a slot reserved before the
+  collision asks for a new one (``collided_since``), so the old pace sends nothing more.
 - **Slow start after the first 429.** The first rate is a lower bound when the service's bucket
   holds less than a ``Retry-After`` of tokens (a bucket of a tenth of a second makes it a fifth of
-  the real rate): until the next collision measures a window, the pace doubles every
-  ``SLOW_START_S``. That window starts at an empty bucket, so it measures the rate whatever the
-  bucket's size, and the pace can only come down to it.
+  the real rate): until the next collision, the pace doubles each time ``SLOW_START_S`` of it has
+  been answered (as TCP's window grows with its acknowledgements: a client that waits, or whose
+  requests all wait out a ``Retry-After``, does not speed up meanwhile). The collision that ends it
+  came at a pace at most twice the service's: the rate is what its window measured, or half that
+  pace when more (the bucket sat full while the pace was under the service's rate, so the window
+  measured too little), never more than four times the measure.
 
 The pacer decides, the client waits: ``acquire()`` returns the time the request may be sent, and
 the client sleeps until then on its event loop (one loop owns the pacer: no lock). The 429 itself
@@ -56,15 +61,13 @@ HEADROOM = 0.985
 TRUSTED_WINDOW_S = 2.0
 #: Additive increase: the rate grows by this fraction for each second without a 429.
 INCREASE = 0.005
-#: Multiplicative decrease when a 429 comes with too few answers to measure the rate.
-DECREASE = 0.7
 #: Answers a window must hold to measure the rate from it.
 MIN_SAMPLES = 5
 #: The most a pause banks: after it, up to ``rate * BURST_S`` requests go at once.
 BURST_S = 1.0
 #: The slowest pace the pacer sets (requests per second).
 MIN_RATE = 0.1
-#: After the first 429, until a window is measured, the pace doubles this often (seconds).
+#: After the first 429, until a window is measured, the pace doubles each time this many seconds of it are answered.
 SLOW_START_S = 0.15
 
 
@@ -95,6 +98,7 @@ class Pacer:
         self._collisions = 0
         self._paced_s = 0.0
         self._banked = False  # the pacer was idle since the last collision (a burst was banked)
+        self._ramp = 0  # answers since the pace last doubled (slow start)
 
     @property
     def rate(self) -> float | None:
@@ -115,26 +119,35 @@ class Pacer:
             self._started = now
         if self._rate is None:
             return now
-        if self._slow_start:
-            if now - self._increased_at >= SLOW_START_S:
-                self._rate *= 2.0
+        if now - self._tat >= BURST_S / 2:
+            self._banked = True  # a pause: a burst built up
+        if self._slow_start:  # no burst before a window has measured the rate
+            slot = max(self._tat, now)
+        else:
+            if now - self._increased_at >= 1.0:  # additive increase, once a second at most
+                seconds = min(now - self._increased_at, 10.0)
+                quiet = max(1.0, now - (self._window_start or now))
+                self._rate *= 1.0 + INCREASE * seconds * quiet
                 self._increased_at = now
-        elif now - self._increased_at >= 1.0:  # additive increase, once a second at most
-            seconds = min(now - self._increased_at, 10.0)
-            quiet = max(1.0, now - (self._window_start or now))
-            self._rate *= 1.0 + INCREASE * seconds * quiet
-            self._increased_at = now
-        if self._tat < now:
-            self._banked = True  # idle since the last slot: a burst builds up
-        slot = max(self._tat, now - self._burst_s)
+            slot = max(self._tat, now - self._burst_s)
         self._tat = slot + 1.0 / self._rate
         if slot > now:
             self._paced_s += slot - now
             return slot
         return now
 
+    def collided_since(self, reserved_at: float) -> bool:
+        """Whether a collision came after ``reserved_at``: a slot reserved before it was given at a
+        pace that no longer holds, and is asked for again (``ApiClient``)."""
+        return self._window_start is not None and self._window_start > reserved_at
+
     def answered(self, sent_at: float) -> None:
         self._answered += 1
+        if self._slow_start and self._rate is not None:
+            self._ramp += 1
+            if self._ramp >= self._rate * SLOW_START_S:  # a step's worth answered at this pace: double it
+                self._rate *= 2.0
+                self._ramp = 0
 
     def throttled(self, sent_at: float, retry_after: float | None) -> None:
         """A 429 to a request sent at ``sent_at``, which asked to wait ``retry_after`` seconds."""
@@ -142,16 +155,22 @@ class Pacer:
         if self._window_start is not None and sent_at < self._window_start:
             return  # in flight when the collision was seen: the same collision
         self._collisions += 1
-        answered, self._answered = self._answered, 0
-        banked, self._banked = self._banked, False
-        slow_start, self._slow_start = self._slow_start, False
-        if self._rate is not None and self._window_start is not None and banked and not slow_start \
-                and answered <= self._rate * self._burst_s + 1:
+        if self._rate is not None and self._window_start is not None and self._banked and not self._slow_start \
+                and self._answered <= self._rate * self._burst_s + 1:
             self._burst_s = max(1.0 / self._rate, self._burst_s / 2)
             self._window_start = now
             self._increased_at = now + (retry_after or 0.0)
-            self._tat = max(self._tat, now + 1.0 / self._rate)  # the bucket is empty: one slot's pause
+            self._tat = now + 1.0 / self._rate  # the bucket is empty: one slot's pause; earlier slots are asked again
+            self._answered, self._banked = 0, False
             return
+        if self._rate is not None and self._answered < MIN_SAMPLES:
+            # a 429 soon after the last one: the bucket had not refilled at this pace. Too few answers to
+            # measure anything: one slot's pause more, and the window goes on
+            self._tat = max(self._tat, now + 1.0 / self._rate)
+            return
+        answered, self._answered = self._answered, 0
+        self._banked = False
+        slow_start, self._slow_start = self._slow_start, False
         if self._window_start is None:
             start = self._started if self._started is not None else now
             seconds = now - start + (retry_after if retry_after else 1.0)
@@ -163,21 +182,21 @@ class Pacer:
             measured = answered / seconds
             if before is None or seconds >= TRUSTED_WINDOW_S:
                 self._rate = HEADROOM * measured
+            elif slow_start:  # the bucket sat full while the pace was under its rate: a lower bound; the pace
+                # that collided was at most twice too fast
+                self._rate = HEADROOM * max(measured, min(before / 2, 4 * measured))
             else:
                 self._rate = HEADROOM * min(before, measured)
             how = f"{answered} answers in {seconds:.1f}s since the last 429"
-        elif before is not None:
-            self._rate = before * DECREASE
-            how = "too few answers to measure; slowing down"
         else:
             return  # nothing to learn from yet: the Retry-After pause alone
         self._rate = max(MIN_RATE, self._rate)
         if before is None:  # the first rate is a lower bound: double it until a window measures one
             self._slow_start = True
-            self._increased_at = now
+            self._ramp = 0
         else:
             self._increased_at = now + (retry_after or 0.0)
-        self._tat = max(self._tat, now + 1.0 / self._rate)  # the bucket is empty: one slot's pause
+        self._tat = now + 1.0 / self._rate  # the bucket is empty: one slot's pause; earlier slots are asked again
         rate = self._rate
         if self._on_event is not None and (before is None or abs(rate - before) / before > 0.05):
             self._on_event(f"rate limited: pacing requests at {rate:.1f}/s ({how})")

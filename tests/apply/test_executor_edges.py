@@ -335,7 +335,8 @@ def test_parallelism_bounds_the_calls_in_flight(parallelism: int) -> None:
         state["in_flight"] -= 1
         return httpx.Response(200, json={})
 
-    report = run_plan(Plan(operations=tuple(op(n) for n in "abcdef")), client(handler, parallelism=3),
+    # twelve calls: enough for the client's in-flight limit to grow from where it starts past the bound
+    report = run_plan(Plan(operations=tuple(op(n) for n in "abcdefghijkl")), client(handler, parallelism=3),
                       parallelism=parallelism)
     assert report.ok
     assert state["most"] == parallelism

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from clienthelpers import FakeClock
 
-from reconciler.client.pacing import DECREASE, HEADROOM, INCREASE, SLOW_START_S, Pacer
+from reconciler.client.pacing import HEADROOM, INCREASE, SLOW_START_S, Pacer
 
 
 def first_429(answers: int, retry_after: float | None,
@@ -38,36 +38,47 @@ def settled(answers: int, seconds: float, retry_after: float | None) -> tuple[Pa
     return pacer, clock
 
 
-def test_the_first_rate_doubles_each_slow_start_step_after_the_first_429() -> None:
+def test_the_first_rate_doubles_each_time_a_slow_start_step_of_it_is_answered() -> None:
     pacer, clock = first_429(answers=10, retry_after=None)
     learnt = pacer.rate
-    assert learnt == pytest.approx(HEADROOM * 10 / 1.0)
-    at = clock.now
-    clock.now = at + SLOW_START_S * 0.99
+    assert learnt == pytest.approx(HEADROOM * 10 / 1.0)  # 9.85/s: a step of 1.48 answers
+    clock.now += 60.0
     pacer.acquire()
+    assert pacer.rate == learnt  # time alone (a client waiting) does not speed it up
+    pacer.answered(clock.now)
     assert pacer.rate == learnt  # not yet
-    clock.now = at + SLOW_START_S + 1e-9
-    pacer.acquire()
-    assert pacer.rate == pytest.approx(2 * learnt)  # one step since the 429
-    clock.now += SLOW_START_S + 1e-9
-    pacer.acquire()
-    assert pacer.rate == pytest.approx(4 * learnt)
-
-
-def test_the_next_collision_ends_the_slow_start_with_the_rate_it_measures() -> None:
-    pacer, clock = first_429(answers=10, retry_after=1.0)
-    at = clock.now
-    for _ in range(3):
-        clock.now += SLOW_START_S + 1e-9
-        pacer.answered(pacer.acquire())  # 3 doublings: 8x the first rate (39.4/s)
-    for _ in range(7):  # 10 answers in the 0.45 s since the 429 (22/s): a lower rate
+    pacer.answered(clock.now)
+    assert pacer.rate == pytest.approx(2 * learnt)  # two answers: at least a step
+    for _ in range(2):
         pacer.answered(clock.now)
-    pacer.throttled(clock.now, 1.0)
-    measured = HEADROOM * 10 / (clock.now - at)
-    assert pacer.rate == pytest.approx(measured)
-    clock.now += 1.0 + SLOW_START_S
-    pacer.acquire()
-    assert pacer.rate == pytest.approx(measured)  # no doubling any more, and no climb inside the Retry-After
+    assert pacer.rate == pytest.approx(2 * learnt)  # 19.7/s: a step of 2.96 answers
+    pacer.answered(clock.now)
+    assert pacer.rate == pytest.approx(4 * learnt)
+    assert SLOW_START_S * 4 * learnt > 5
+
+
+def test_the_next_collision_ends_the_slow_start_with_what_it_measures_or_half_the_pace_that_met_it() -> None:
+    pacer, clock = first_429(answers=10, retry_after=1.0)  # 4.925/s
+    for _ in range(6):  # three doublings: 39.4/s
+        pacer.answered(clock.now)
+    assert pacer.rate == pytest.approx(8 * HEADROOM * 5)
+    clock.now += 1.5
+    pacer.throttled(clock.now, 1.0)  # 6 answers in 1.5 s: 4/s measured, under half the pace (19.7/s)
+    assert pacer.rate == pytest.approx(HEADROOM * 4 * 4.0)  # half the pace, but 4x the measure at most
+    for _ in range(20):
+        pacer.answered(clock.now)
+    assert pacer.rate == pytest.approx(HEADROOM * 4 * 4.0)  # slow start is over: no more doubling
+
+
+def test_a_slow_start_that_measures_more_than_half_its_pace_keeps_the_measure() -> None:
+    pacer, clock = first_429(answers=10, retry_after=1.0)  # 4.925/s
+    for _ in range(6):
+        pacer.answered(clock.now)  # 39.4/s
+    clock.now += 0.25
+    for _ in range(4):
+        pacer.answered(clock.now)  # one doubling more: 78.8/s
+    pacer.throttled(clock.now, 1.0)  # 10 answers in 0.25 s: 40/s measured, more than half of 78.8
+    assert pacer.rate == pytest.approx(HEADROOM * 10 / 0.25)
 
 
 def test_the_rate_climbs_one_second_after_a_429_without_retry_after() -> None:
@@ -113,33 +124,39 @@ def test_a_halved_burst_holds_half_as_many_answers() -> None:
     assert pacer.rate == pytest.approx(HEADROOM * 150 / 4.0)
 
 
-def test_two_429s_at_one_clock_reading_slow_down_without_measuring() -> None:
+def test_two_429s_with_too_few_answers_between_keep_the_window_and_the_rate() -> None:
     events: list[str] = []
-    pacer, clock = first_429(answers=10, retry_after=3.0, events=events)
+    pacer, clock = settled(answers=40, seconds=2.0, retry_after=1.0)
     learnt = pacer.rate
-    assert learnt == pytest.approx(HEADROOM * 10 / 3.0)
-    for _ in range(5):  # more answers than its burst holds, and a 429 at the same clock reading (a coarse clock)
+    collision = clock.now
+    for _ in range(4):  # fewer than MIN_SAMPLES answers, and a 429 at the same clock reading (a coarse clock)
         pacer.answered(clock.now)
     pacer.throttled(clock.now, 1.0)
-    assert pacer.rate == pytest.approx(learnt * DECREASE)
-    assert events[-1] == f"rate limited: pacing requests at {learnt * DECREASE:.1f}/s " \
-                         "(too few answers to measure; slowing down)"
+    assert pacer.rate == learnt and not events
+    assert pacer.state().collisions == 3
+    assert not pacer.collided_since(collision)  # the window goes on: slots reserved since stay good
+    assert pacer.acquire() == pytest.approx(collision + 1 / learnt)  # the slot after the pause, still
+    clock.now += 2.0
+    for _ in range(45):  # the answers of both windows count together
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, 1.0)
+    assert pacer.rate == pytest.approx(HEADROOM * 49 / 2.0)
 
 
 def test_a_change_of_exactly_five_percent_is_not_announced_and_more_is() -> None:
     events: list[str] = []
-    pacer, clock = first_429(answers=125, retry_after=1.0, events=events)
+    pacer, clock = settled(answers=250, seconds=2.0, retry_after=1.0)
+    pacer._on_event = events.append  # noqa: SLF001 - told from here on
     assert pacer.rate == 123.125
-    assert len(events) == 1
     clock.now += 4.0
     for _ in range(525):
         pacer.answered(clock.now)
     pacer.throttled(clock.now, 1.0)
     assert pacer.rate == 129.28125  # 5% more, exactly
-    assert len(events) == 1
+    assert events == []
     clock.now += 4.0
     for _ in range(560):
         pacer.answered(clock.now)
     pacer.throttled(clock.now, 1.0)
     assert pacer.rate == pytest.approx(HEADROOM * 140)  # 6.7% more
-    assert events[1:] == [f"rate limited: pacing requests at {HEADROOM * 140:.1f}/s (560 answers in 4.0s since the last 429)"]
+    assert events == [f"rate limited: pacing requests at {HEADROOM * 140:.1f}/s (560 answers in 4.0s since the last 429)"]
