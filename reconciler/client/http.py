@@ -69,6 +69,7 @@ from reconciler import __version__
 from reconciler.client.limit import AdaptiveLimit
 from reconciler.client.pacing import Pacer
 from reconciler.client.paths import api_path_problem
+from reconciler.client.redaction import redact as _redacted
 from reconciler.client.settings import DEFAULT_PARALLELISM, HOW_TO_CONFIGURE, Endpoint, is_loopback
 from reconciler.errors import (
     AmbiguousWriteError,
@@ -614,10 +615,10 @@ class ApiClient:
             detail = body.get("detail") if isinstance(body.get("detail"), str) else None
             type_ = body.get("type") if isinstance(body.get("type"), str) else None
         elif response.content:
-            # redact first, then cut: a secret the body echoes (raw or JSON-escaped) is gone before
+            # redact first, then cut: a secret the body echoes (raw or encoded) is gone before
             # whitespace is collapsed or the text shortened, and a cut that leaves its beginning is
-            # redacted too
-            text = self._redact(response.text[:MAX_ERROR_BODY], cut=len(response.text) > MAX_ERROR_BODY)
+            # redacted too (always: the gateway may have cut its own echo)
+            text = self._redact(response.text[:MAX_ERROR_BODY], cut=True)
             excerpt = " ".join(text.split())
             excerpt = self._redact(excerpt[:EXCERPT], cut=True) if len(excerpt) > EXCERPT else excerpt
             detail = f"non-problem error body: {excerpt}" if excerpt else None
@@ -629,7 +630,7 @@ class ApiClient:
             detail=self._redact(detail, cut=True) if detail is not None else None,
             method=method,
             path=path,
-            type=type_,
+            type=self._redact(type_) if type_ is not None else None,
         )
 
     # ------------------------------------------------------------------ secrets and events
@@ -638,28 +639,20 @@ class ApiClient:
         """Also redact these values (a manifest's secrets, once resolved) from every error and
         event of this client: a service may echo a request body in a problem's detail."""
         # a value of 1-3 characters would garble every message, and show by the pattern
-        fresh = {form for v in values if len(v) >= MIN_REDACTED for form in _forms(v)} - set(self._secrets)
+        fresh = {v for v in values if len(v) >= MIN_REDACTED} - set(self._secrets)
         if fresh:
-            self._secrets = tuple(sorted({*self._secrets, *fresh}, key=len, reverse=True))  # longest first
+            self._secrets = tuple(sorted({*self._secrets, *fresh}, key=len, reverse=True))
 
     def redact(self, text: str) -> str:
         """``text`` without any secret this client knows (as its own messages are)."""
         return self._redact(text)
 
     def _redact(self, text: str, *, cut: bool = False) -> str:
-        """``text`` without any secret this client knows, in any form a body shows it (raw,
-        JSON-escaped, HTML-escaped). With ``cut`` (the text may have been shortened), a text that
-        ends with the beginning of one (at least ``MIN_PREFIX`` characters) ends with
-        ``(sensitive)`` instead."""
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, "(sensitive)")
-        if cut:
-            for secret in self._secrets:
-                for k in range(min(len(secret) - 1, len(text)), MIN_PREFIX - 1, -1):
-                    if text.endswith(secret[:k]):
-                        return text[:-k] + "(sensitive)"
-        return text
+        """``text`` without any secret this client knows, raw or in any encoding a gateway may echo
+        it in (``redaction.redact``: JSON, backslash and HTML escapes, percent-encoding, nested).
+        With ``cut`` (the text may have been shortened), a text that ends with the beginning of one
+        (at least ``redaction.MIN_PREFIX`` characters) ends with ``(sensitive)`` instead."""
+        return _redacted(text, self._secrets, cut=cut)
 
     def _event(self, line: str) -> None:
         if self._on_event is not None:
@@ -669,28 +662,16 @@ class ApiClient:
 #: Shorter values are not searched for in messages (they would match everywhere).
 MIN_REDACTED = 4
 
-
-#: The shortest beginning of a secret redacted at the end of a cut text.
-MIN_PREFIX = 6
 #: How much of a non-problem error body is read for its excerpt, and the excerpt's length.
 MAX_ERROR_BODY = 64 * 1024
 EXCERPT = 200
-
-
-def _forms(secret: str) -> set[str]:
-    """The ways a body can show ``secret``: as it is, JSON-escaped (as httpx sends it, and ASCII-only
-    as other encoders write it) and HTML-escaped (a gateway's error page)."""
-    import html
-
-    forms = {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1], html.escape(secret)}
-    return {f for f in forms if len(f) >= MIN_REDACTED}
 
 
 def _secrets_of(http: httpx.AsyncClient) -> tuple[str, ...]:
     """The credential the client carries, so that no message can ever repeat it."""
     auth = http.headers.get("authorization", "")
     token = auth.partition(" ")[2].strip()
-    found = {form for s in (auth, token) if len(s) >= MIN_REDACTED for form in _forms(s)}
+    found = {s for s in (auth, token) if len(s) >= MIN_REDACTED}
     return tuple(sorted(found, key=len, reverse=True))
 
 
