@@ -79,7 +79,7 @@ class Bench:
     def measure(self, mode: str, action: str, manifests: Path, *, rate_limit: float | None = None,
                 faults: str | None = None, start: Path, floor: bool = False, urls_out: Path | None = None,
                 profile: bool = False, parallelism: int | None = None, rate_burst: float | None = None,
-                root: Path = ROOT) -> tuple[dict[str, Any], Census]:
+                root: Path = ROOT, extra: dict[str, Any] | None = None) -> tuple[dict[str, Any], Census]:
         """One worker run on a copy of ``start``; returns its result (with the emulator's counts)
         and the census of the account afterwards."""
         copy_db(start, self.db)
@@ -87,7 +87,8 @@ class Bench:
             reset_stats(served.url)
             cpu0 = served.cpu_s()
             job = {"mode": mode, "action": action, "manifests": str(manifests), "url": served.url,
-                   "floor": floor, "urls_out": str(urls_out) if urls_out else None, "profile": profile}
+                   "floor": floor, "urls_out": str(urls_out) if urls_out else None, "profile": profile,
+                   **(extra or {})}
             result = run_worker(job if parallelism is None else {**job, "parallelism": parallelism}, root)
             result["emulator_cpu_s"] = round(served.cpu_s() - cpu0, 2)
             result["server_requests"] = by_method(read_stats(served.url))

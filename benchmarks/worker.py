@@ -81,18 +81,27 @@ class Job:
     urls_out: str | None = None  # with ``floor``: write the GET URLs sent here
     bare_async: bool = False  # with ``bare``: the bare async loop (``bare_async_loop``) instead
     requests: int = 0  # with ``bare_async``: send this many requests (the URLs repeated)
+    pool: str = "slots"  # "httpx": httpx's own connection pool instead of ``client.slots``
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Job:
         return cls(**data)
 
 
-def _client(job: Job, parallelism: int) -> tuple[ApiClient, TimedTransport]:
-    """The client of a run. Its transport is timed (``http_cpu_s``) only in the floor's own run:
-    timing every exchange costs CPU of its own, which the measured runs must not carry."""
+def _client(job: Job, parallelism: int) -> tuple[ApiClient, TimedTransport | None]:
+    """The client of a run, built as the CLI builds it (``build_http_client``'s own transports).
+    Only the floor's own run times its transport (``http_cpu_s``: one request at a time, httpx's
+    pool of one connection), since timing every exchange costs CPU of its own; ``job.pool ==
+    "httpx"`` gives the client httpx's own connection pool instead of a connection per request in
+    flight (``client.slots``), to measure what the slots save."""
     limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
-    transport = TimedTransport(httpx.AsyncHTTPTransport(limits=limits), keep_bodies=job.floor, timed=job.floor)
-    http = build_http_client(job.url, job.api_key, parallelism=parallelism, transport=transport)
+    transport: TimedTransport | None = None
+    given: httpx.AsyncBaseTransport | None = None
+    if job.floor:
+        given = transport = TimedTransport(httpx.AsyncHTTPTransport(limits=limits), keep_bodies=True)
+    elif job.pool == "httpx":
+        given = httpx.AsyncHTTPTransport(limits=limits)
+    http = build_http_client(job.url, job.api_key, parallelism=parallelism, transport=given)
     return ApiClient(http, parallelism=parallelism), transport
 
 
@@ -130,6 +139,7 @@ def run(job: Job) -> dict[str, Any]:
     phase("load_s")
     parallelism = job.parallelism if job.mode == "ours" and not job.floor else 1
     client, transport = _client(job, parallelism)
+    phase("client_s")  # built before the clock starts in the bare loops: not the read's
     options = PlanOptions(version_name="bench")
     with client:
         # plan_against(manifests, client, options) is read_live then make_plan; called apart here to
@@ -178,12 +188,12 @@ def run(job: Job) -> dict[str, Any]:
     wall = time.perf_counter() - wall0
     cpu = time.process_time() - cpu0
     out.update(
-        wall_s=round(wall, 3), cpu_s=round(cpu, 3), http_cpu_s=round(transport.cpu_s, 3) if transport.timed else None,
-        planner_cpu_s=round(max(0.0, cpu - transport.cpu_s), 3),
+        wall_s=round(wall, 3), cpu_s=round(cpu, 3), http_cpu_s=round(transport.cpu_s, 3) if transport else None,
+        planner_cpu_s=round(max(0.0, cpu - (transport.cpu_s if transport else 0.0)), 3),
         peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         phases=phases, phase_cpu=phase_cpu, client=_delta(stats, StatsSnapshot({}, 0, 0, 0, 0.0)),
     )
-    if transport.bodies is not None:
+    if transport is not None and transport.bodies is not None:
         out["floor"] = parse_floor(Path(job.manifests), transport.bodies, transport.cpu_s)
         if job.urls_out:
             Path(job.urls_out).write_text("\n".join(transport.urls), encoding="utf-8")

@@ -28,9 +28,6 @@ TOLERANCE = 1.5
 SMOOTHING = 0.2
 #: The limit after a 429 or a 5xx, as a fraction of what it was.
 BACKOFF = 0.9
-#: Where the limit starts (it grows from there while round trips stay flat: a service met for the first time
-#: is not sent ten requests at once).
-START = 2
 #: The baseline creeps up by this fraction per answer (so it follows a service that got slower).
 BASELINE_DRIFT = 0.001
 
@@ -42,7 +39,7 @@ class AdaptiveLimit:
         if ceiling < 1:
             raise ValueError("the limit's ceiling must be at least 1")
         self.ceiling = ceiling
-        self.limit = float(min(ceiling, START))
+        self.limit = float(ceiling)
         self.in_flight = 0
         self.baseline = math.inf
         self._waiters: deque[asyncio.Future[None]] = deque()

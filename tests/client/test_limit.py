@@ -1,6 +1,6 @@
-"""``AdaptiveLimit``: the requests in flight start few, grow while round trips stay flat up to the
-ceiling (``--parallelism``), shrink when round trips grow or the service says it is overloaded, and
-waiters are served in order, a cancelled one never holding a slot."""
+"""``AdaptiveLimit``: the requests in flight start at the ceiling (``--parallelism``), shrink when round
+trips grow or the service says it is overloaded, grow back while they stay flat, and waiters are
+served in order, a cancelled one never holding a slot."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import math
 
 import pytest
 
-from reconciler.client.limit import BACKOFF, SMOOTHING, START, TOLERANCE, AdaptiveLimit
+from reconciler.client.limit import BACKOFF, SMOOTHING, TOLERANCE, AdaptiveLimit
 
 
-def test_it_starts_at_the_start_and_never_above_the_ceiling() -> None:
-    assert AdaptiveLimit(10).slots == START
+def test_it_starts_at_the_ceiling() -> None:
+    assert AdaptiveLimit(10).slots == 10
     assert AdaptiveLimit(1).slots == 1
     with pytest.raises(ValueError, match="at least 1"):
         AdaptiveLimit(0)
@@ -26,10 +26,16 @@ def busy(limit: AdaptiveLimit, rtt: float, answers: int) -> None:
         limit.release(rtt)
 
 
-def test_flat_round_trips_grow_the_limit_to_the_ceiling_and_no_further() -> None:
+def test_flat_round_trips_grow_the_limit_back_to_the_ceiling_and_no_further() -> None:
     limit = AdaptiveLimit(10)
+    limit.in_flight = 1
+    limit.release(0.02, overloaded=True)
+    limit.in_flight = 1
+    limit.release(0.02, overloaded=True)
+    assert limit.limit == pytest.approx(10 * BACKOFF * BACKOFF)
+    start = limit.limit
     busy(limit, 0.02, 1)
-    assert limit.limit == pytest.approx(START * (1 - SMOOTHING) + (START + math.sqrt(START)) * SMOOTHING)
+    assert limit.limit == pytest.approx(start * (1 - SMOOTHING) + (start + math.sqrt(start)) * SMOOTHING)
     busy(limit, 0.02, 60)
     assert limit.limit == 10.0 and limit.slots == 10
 
@@ -47,7 +53,8 @@ def test_round_trips_that_grow_past_the_tolerance_shrink_it() -> None:
 
 def test_a_limit_not_in_use_does_not_grow() -> None:
     limit = AdaptiveLimit(10)
-    busy(limit, 0.02, 8)
+    busy(limit, 0.02, 1)
+    busy(limit, 0.02 * TOLERANCE * 3, 6)  # shrunk
     grown = limit.limit
     assert grown > 4
     for _ in range(50):
