@@ -51,9 +51,11 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     "reconciler/manifests/overlay.py": None,
     "reconciler/manifests/validate.py": ("ownership_of", "_outside", "_alias_problems"),
     "reconciler/client/pacing.py": None,
+    "reconciler/client/limit.py": None,
+    "reconciler/client/slots.py": None,
     "reconciler/client/http.py": (
         "ApiClient._call", "ApiClient._recover", "ApiClient._connect_budget", "ApiClient._exhausted",
-        "ApiClient._paced_sleep", "ApiClient._wait_for_gate", "ApiClient._throttle", "ApiClient._backoff",
+        "ApiClient._paced", "ApiClient._wait_for_gate", "ApiClient._throttle", "ApiClient._backoff",
         "ApiClient._jittered", "_retry_after",
     ),
     "reconciler/apply/executor.py": None,
