@@ -48,6 +48,9 @@ bench: install
 	$(PY) -m benchmarks.run --scale 0.1 --no-rate-limit --profile
 	$(PY) -m benchmarks.run --scale 0.3 --no-rate-limit
 	$(PY) -m benchmarks.run --scale 1.0 --profile
+	$(PY) -m benchmarks.async_bench --scale 0.1 --write-doc
+	$(PY) -m benchmarks.async_bench --scale 0.3 --write-doc
+	$(PY) -m benchmarks.async_bench --scale 1.0 --write-doc
 	$(PY) -m benchmarks.rehearse_bench --scale 1.0
 	$(PY) -m benchmarks.big
 	$(PY) -m benchmarks.model_bench --write-doc

@@ -153,3 +153,25 @@ def test_big_dataset_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
     assert steps["change_1pct"]["converged"] is True and steps["change_1pct"]["failed"] == 0
     assert all(s["ratio"] == round(sum(s["requests"].values()) / s["lower_bound"], 4) for s in steps.values())
     assert "big_dataset" in big.table(result)
+
+
+def test_the_event_loop_bench_runs_end_to_end_at_a_tiny_size(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.async_bench import main
+
+    assert main(["--scale", "0.005", "--runs", "1", "--before", ""]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert len(out["targets"]) == 10 and all(t["before"] == "-" for t in out["targets"])
+    now = out["now"]
+    assert now["read_cpu_s"] > 0 and now["rate_50"]["failed"] == 0 and now["rate_50_bucket_5"]["failed"] == 0
+    assert out["before"] == {}
+
+
+def test_the_event_loop_section_is_replaced_in_place(tmp_path: Path) -> None:
+    from benchmarks.async_bench import write_doc
+
+    doc = tmp_path / "performance.md"
+    doc.write_text("# P\n\n<!-- async-bench 0.1 start -->\nold\n<!-- async-bench 0.1 end -->\n\n## After\n")
+    write_doc(doc, "0.1", "new table")
+    write_doc(doc, "0.3", "other")
+    text = doc.read_text()
+    assert "old" not in text and text.index("new table") < text.index("## After") < text.index("other")
