@@ -65,8 +65,8 @@ def _tree(tp: Any, depth: int = 0) -> FieldTree:
 @cache
 def kind_tree(kind: str) -> FieldTree:
     """The manifest fields of a kind (every Integration type and provider merged)."""
-    if kind not in KIND_MODELS:  # Experiment (deleted by retention): only its head
-        return {"kind": LEAF, "name": LEAF, "space": LEAF}
+    if kind not in KIND_MODELS:  # Experiment (deleted by retention): its head, and why the plan deletes it
+        return {"kind": LEAF, "name": LEAF, "space": LEAF, "experiment_retention": LEAF}
     tree = _tree(KIND_MODELS[kind])
     assert isinstance(tree, Mapping)
     return tree
