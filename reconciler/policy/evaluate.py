@@ -22,7 +22,6 @@ thousands of resources cost little (``benchmarks/policy_bench.py``).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -31,7 +30,7 @@ from typing import Any
 from reconciler.errors import PlanError
 from reconciler.kinds import KIND_SPECS
 from reconciler.model import DesiredResource, ManifestSet, SecretRef
-from reconciler.plan.changes import nested_changes, source_in
+from reconciler.plan.changes import nested_changes
 from reconciler.plan.model import SENSITIVE, Change, Operation, Plan, Verdict
 from reconciler.policy import fields as F
 from reconciler.policy.rules import CompiledRule
@@ -75,11 +74,6 @@ def subjects(plan: Plan, unstored: Mapping[str, tuple[DesiredResource, list[Chan
     return out
 
 
-def _unstored(kind: str) -> tuple[str, ...]:
-    spec = KIND_SPECS.get(kind)
-    return spec.unstored if spec is not None else ()
-
-
 def unstored_changes(manifests: ManifestSet, earlier: Mapping[str, Mapping[str, Any]]
                      ) -> dict[str, tuple[DesiredResource, list[Change]]]:
     """Address -> (resource, changes) of every declared resource whose fields the API does not store
@@ -87,8 +81,7 @@ def unstored_changes(manifests: ManifestSet, earlier: Mapping[str, Mapping[str, 
     out: dict[str, tuple[DesiredResource, list[Change]]] = {}
     for r in manifests:
         was = earlier.get(r.address, {})
-        changes = [c for f in _unstored(r.kind)
-                   for c in nested_changes(_plain(was.get(f)), _plain(r.spec.get(f)), f, source_in(r))]
+        changes = [c for f in KIND_SPECS[r.kind].unstored for c in nested_changes(_plain(was.get(f)), _plain(r.spec.get(f)), f)]
         if changes:
             out[r.address] = (r, changes)
     return out
@@ -176,8 +169,8 @@ class _Activation:
         if s.action == "delete" or self.desired is None:
             head = {"kind": s.kind, "name": s.name}
             return head | ({"space": s.space} if s.space else {})
-        doc = copy.deepcopy(manifest_shape(self.desired, keys))
-        for name in _unstored(s.kind):
+        doc = manifest_shape(self.desired, keys)  # new containers: _plain copies them
+        for name in KIND_SPECS[self.desired.kind].unstored:
             doc.pop(name, None)  # not stored live: only what the tree said at --since REF (s.extra)
         for c in s.changes:
             segments = F.path_segments(c.path)
