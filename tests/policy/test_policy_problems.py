@@ -106,3 +106,49 @@ def test_a_valid_rule_compiles_with_what_its_condition_reads(tmp_path: Path) -> 
     assert d.uses == {"op", "plan", "before"} and not d.plan_only
     assert d.selects == {"op": frozenset({"changes"}), "plan": None, "before": frozenset({"name"})}
     assert wide.plan_only and wide.uses == {"plan"} and wide.message == "" and wide.actions == frozenset()
+
+
+MORE = """\
+kind: Policy
+name: p
+rules:
+  - name: a
+    match: {fields: [zzz]}
+    condition: before.zzz == 1 || after.qqq == 2
+    effect: warn
+  - name: b
+    match: {kinds: [Prompt, Dataset], fields: [nothing]}
+    effect: warn
+  - name: d
+    condition: |
+      op.action == 'x' &&
+        op.kind == 'y' ) && op.name == 'a very long name here'
+    effect: warn
+"""
+
+
+def test_a_rule_without_kinds_is_checked_against_every_kind_and_a_long_error_is_cut(tmp_path: Path) -> None:
+    assert problems(tmp_path, MORE) == [
+        "p.yaml:5:22: rules[0].match.fields[0]: 'zzz' matches no manifest field of any kind (field paths are dotted "
+        "manifest names; * is one segment)",
+        "p.yaml:6:16: rules[0].condition: no field 'zzz' in the manifests of any kind (before.zzz in condition)",
+        "p.yaml:6:35: rules[0].condition: no field 'qqq' in the manifests of any kind (after.qqq in condition)",
+        "p.yaml:9:48: rules[1].match.fields[0]: 'nothing' matches no manifest field of Prompt, Dataset (field paths "
+        "are dotted manifest names; * is one segment)",
+        "p.yaml:14:18: rules[2].condition: condition is not valid CEL: unexpected \") && op.name == 'a v\" at line 2, "
+        "column 18 of the expression",
+    ]
+
+
+def test_rules_that_are_no_list_are_one_problem(tmp_path: Path) -> None:
+    assert problems(tmp_path, "kind: Policy\nname: q\nrules: 5\n") == [
+        "p.yaml:3:8: rules: expected a list, got an integer"]
+
+
+def test_a_rule_defined_twice_is_named_whatever_its_path_holds(tmp_path: Path) -> None:
+    where = tmp_path / "a:b"
+    where.mkdir()
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n    match: {kinds: [Dataset]}\n    effect: warn\n---\n"
+            "kind: Policy\nname: q2\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n    effect: warn\n")
+    assert problems(where, text) == [
+        "p.yaml:11:1: name: rule 'e' is already defined at p.yaml:4; rule names are unique"]
