@@ -250,7 +250,7 @@ def evaluate(plan: Plan, rules: Sequence[CompiledRule], manifests: ManifestSet |
             if rule.condition is not None:
                 if rule.program is None:
                     continue
-                values = values or _Activation(s, desired.get(s.ops[0].address if s.ops else s.address), plan_value)
+                values = values or _Activation(s, desired.get(s.address), plan_value)
                 if not _true(rule, {name: values.get(name, rule.selects.get(name)) for name in rule.uses}):
                     continue
             verdicts.append(_verdict(rule, s.address))

@@ -74,3 +74,14 @@ def test_a_tree_deeper_than_twelve_levels_is_free_form() -> None:
     assert F._tree(prompt, 13) == ANY
     assert F._tree(list[int]) == ANY and F._tree(dict[str, int]) == ANY and F._tree(Any) == ANY
     assert F._tree(int) == LEAF and F._tree(object) == ANY and F._tree(dict) == ANY
+
+
+def test_the_depth_limit_counts_every_level_models_lists_and_unions() -> None:
+    prompt, integration = KIND_MODELS["Prompt"], KIND_MODELS["Integration"]
+    assert F._tree(prompt, 12)["version"] == ANY
+    assert isinstance(F._tree(prompt, 11)["version"], dict)
+    assert F._tree(prompt, 9)["version"]["messages"] == {LIST: {"role": ANY, "content": ANY}}
+    assert F._tree(prompt, 10)["version"]["messages"] == ANY
+    assert F._tree(integration, 10)["config"] == ANY  # an Integration is a union of types, its config of providers
+    assert F._tree(integration, 9)["config"]["provider"] == ANY
+    assert F._tree(integration, 8)["config"]["provider"] == LEAF

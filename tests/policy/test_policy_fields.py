@@ -105,3 +105,17 @@ def test_the_segments_of_a_change_path_are_what_a_glob_names() -> None:
     assert F.path_segments("") == []
     assert not F.touches("examples", "")  # the resource itself (a replacement) is no field
     assert F.touches("version.labels", "version")  # a change of a parent changes the field too
+
+
+def test_odd_change_paths_split_as_written() -> None:
+    assert F.path_segments("a[x][y]") == ["a", "x", "y"]
+    assert F.path_segments("a[].b") == ["a", "", "b"]
+    assert F.path_segments("a[x") == ["a", "x"]
+    assert F.path_segments("a[k]X]") == ["a", "k]X"]
+    assert F.path_segments("a..b") == ["a", "b"]
+
+
+def test_a_selection_into_a_list_or_a_free_form_value_is_not_checked_further() -> None:
+    assert F.path_exists(["examples", "anything", "deeper"], [F.kind_tree("Dataset")])
+    assert F.path_exists(["version", "messages", "whatever"], [F.kind_tree("Prompt")])
+    assert not F.path_exists(["version", "nothing"], [F.kind_tree("Prompt")])

@@ -48,6 +48,10 @@ rules:
   - name: on-prompts
     match: {kinds: [Prompt]}
     effect: require_approval
+  - name: never
+    match: {kinds: [Prompt]}
+    condition: op.action == 'delete'
+    effect: deny
   - name: busy-prompts
     match: {kinds: [Prompt]}
     condition: plan.summary.update > 0
@@ -77,8 +81,8 @@ def test_each_rule_is_tried_on_each_resource_and_says_its_effect(tmp_path: Path)
     assert [(v.rule, v.effect, v.address, v.message, v.source) for v in verdicts] == [
         ("on-prompts", "require_approval", "Prompt/research/triage", "requires approval by policy central",
          f"{tmp_path}/policy.yaml:7"),
-        ("busy-prompts", "warn", "Prompt/research/triage", "a busy plan", f"{tmp_path}/policy.yaml:10"),
-        ("said-twice", "warn", "Prompt/research/triage", "warning by policy central", f"{tmp_path}/policy.yaml:15")]
+        ("busy-prompts", "warn", "Prompt/research/triage", "a busy plan", f"{tmp_path}/policy.yaml:14"),
+        ("said-twice", "warn", "Prompt/research/triage", "warning by policy central", f"{tmp_path}/policy.yaml:19")]
     dataset = replace(PROMPT, id="d#u", kind="Dataset", name="golden", address="Dataset/research/golden")
     [denied] = evaluate(Plan((dataset,)), ms.policies, ms)
     assert (denied.rule, denied.message) == ("on-datasets", "denied by policy central")
@@ -116,8 +120,8 @@ def test_an_approval_naming_no_rule_is_refused_with_the_closest_name_or_the_list
     assert close.value.message == "--approve on-promts: no policy rule of that name; did you mean on-prompts?"
     with pytest.raises(PlanError) as far:
         check_approvals_known(["zzz"], rules)
-    assert far.value.message == ("--approve zzz: no policy rule of that name (the rules: busy-prompts, on-datasets, "
-                                 "on-prompts, said-twice)")
+    assert far.value.message == ("--approve zzz: no policy rule of that name (the rules: busy-prompts, never, "
+                                 "on-datasets, on-prompts, said-twice)")
     with pytest.raises(PlanError) as none:
         check_approvals_known(["zzz"], [])
     assert none.value.message == "--approve zzz: no policy rule of that name (no policy is loaded)"
@@ -127,7 +131,7 @@ def test_a_plan_gets_the_verdicts_of_its_manifests_or_of_the_rules_given(tmp_pat
     ms = load(tmp_path)
     plan = Plan((PROMPT,))
     assert [v.rule for v in with_verdicts(plan, ms).policy] == ["on-prompts", "busy-prompts", "said-twice"]
-    assert [v.rule for v in with_verdicts(plan, ms, ms.policies[3:]).policy] == ["said-twice"]
+    assert [v.rule for v in with_verdicts(plan, ms, ms.policies[4:]).policy] == ["said-twice"]
     bare = ManifestSet(ms.resources)
     assert with_verdicts(plan, bare) is plan and with_verdicts(plan, None) is plan
     stale = replace(plan, policy=(Verdict("gone", "deny", None, "m", "p.yaml:1"),))
