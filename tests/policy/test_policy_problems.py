@@ -152,3 +152,10 @@ def test_a_rule_defined_twice_is_named_whatever_its_path_holds(tmp_path: Path) -
             "kind: Policy\nname: q2\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n    effect: warn\n")
     assert problems(where, text) == [
         "p.yaml:11:1: name: rule 'e' is already defined at p.yaml:4; rule names are unique"]
+
+
+def test_a_selection_after_a_macro_variables_is_still_checked(tmp_path: Path) -> None:
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n"
+            "    condition: op.changes.exists(c, c.path == 'x') && before.nmae == 'y'\n    effect: warn\n")
+    assert problems(tmp_path, text) == [
+        "p.yaml:6:55: rules[0].condition: no field 'nmae' in the manifests of Prompt (before.nmae in condition)"]
