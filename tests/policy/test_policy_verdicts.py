@@ -165,3 +165,25 @@ def test_with_since_the_unstored_fields_come_from_the_tree_at_ref(tmp_path: Path
     (tmp_path / "policy.yaml").write_text(only_plan)
     plan_wide = load_manifests([str(tmp_path / "tree.yaml"), str(tmp_path / "policy.yaml")])
     assert with_verdicts(Plan((), options=PlanOptions(since="nope")), plan_wide).policy == ()  # git not asked
+
+
+@pytest.mark.parametrize("given", ["var", "var-file"])
+def test_the_tree_at_since_is_read_with_the_plans_variables(tmp_path: Path, given: str) -> None:
+    shrink = ("kind: Policy\nname: p\nrules:\n  - name: shrink\n    match: {kinds: [Dataset]}\n"
+              "    condition: after.experiment_retention.keep_last < before.experiment_retention.keep_last\n"
+              "    effect: warn\n")
+    (tmp_path / "policy.yaml").write_text(shrink)
+    at_ref = TREE.replace("keep_last: 3", "keep_last: 9").replace("description: words", "description: {var: words}")
+    (tmp_path / "tree.yaml").write_text(at_ref)  # the tree at REF needs the variable to load
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "t")
+    (tmp_path / "tree.yaml").write_text(TREE)
+    variables, var_files = ("words=words",), ()
+    if given == "var-file":
+        (tmp_path.parent / f"{tmp_path.name}-vars.yaml").write_text("words: words\n")
+        variables, var_files = (), (str(tmp_path.parent / f"{tmp_path.name}-vars.yaml"),)
+    ms = load_manifests([str(tmp_path / "tree.yaml"), str(tmp_path / "policy.yaml")], var_assignments=variables,
+                        var_files=var_files)
+    since = Plan((), options=PlanOptions(since="HEAD", variables=variables, var_files=var_files))
+    assert [v.rule for v in with_verdicts(since, ms).policy] == ["shrink"]
