@@ -159,3 +159,11 @@ def test_a_selection_after_a_macro_variables_is_still_checked(tmp_path: Path) ->
             "    condition: op.changes.exists(c, c.path == 'x') && before.nmae == 'y'\n    effect: warn\n")
     assert problems(tmp_path, text) == [
         "p.yaml:6:55: rules[0].condition: no field 'nmae' in the manifests of Prompt (before.nmae in condition)"]
+
+
+def test_a_selection_is_checked_against_every_kind_the_rule_names(tmp_path: Path) -> None:
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n    match: {kinds: [Prompt, Dataset]}\n"
+            "    condition: before.nothing == 'y'\n    effect: warn\n")
+    assert problems(tmp_path, text) == [
+        "p.yaml:6:16: rules[0].condition: no field 'nothing' in the manifests of Prompt, Dataset (before.nothing in "
+        "condition)"]
