@@ -239,7 +239,8 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
             _report_read(verbose, live)
         if not (quiet and (auto_approve or from_file)) and not (quiet and _nothing_to_say(planned)):
             click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
-        if planned.empty:
+        if planned.empty:  # a verdict on a field no call sends (experiment retention) holds all the same
+            check_allowed(planned, approvals)
             return
         if rehearse:  # before any write: a failed rehearsal writes nothing
             rehearsal = _rehearse(planned, live, manifests, conn.parallelism)

@@ -35,7 +35,10 @@ class KindSpec:
     write-only secrets (``--rotate``, ``--since`` and the secret checks look at them; export writes
     them with a secrets file). refers: the dotted spec path whose value names an LLM integration
     (an evaluator's ``template_config.llm_config.integration``): ``--target`` and ``--exclude``
-    follow it, and a name it gives must be an LLM integration.
+    follow it, and a name it gives must be an LLM integration. unstored: the top-level document
+    fields the API does not store (a dataset's ``experiment_retention``: the reconciler acts on it):
+    live state cannot say what they were, so a policy's ``before`` takes them from the tree at
+    ``--since REF`` (``reconciler.manifests.history.unstored_at``).
     """
 
     name: str
@@ -47,6 +50,7 @@ class KindSpec:
     delete_rank: int
     secrets: bool = False
     refers: str | None = None
+    unstored: tuple[str, ...] = ()
 
     @property
     def list_key(self) -> str:
@@ -64,7 +68,7 @@ INTEGRATION = KindSpec("Integration", spaced=False, identity=("type", "name"), t
 PROMPT = KindSpec("Prompt", spaced=True, identity=("space", "name"), table="prompts", collection="/v2/prompts",
                   renamable=False, delete_rank=3)
 DATASET = KindSpec("Dataset", spaced=True, identity=("space", "name"), table="datasets", collection="/v2/datasets",
-                   renamable=True, delete_rank=4)
+                   renamable=True, delete_rank=4, unstored=("experiment_retention",))
 EVALUATOR = KindSpec("Evaluator", spaced=True, identity=("space", "name"), table="evaluators",
                      collection="/v2/evaluators", renamable=True, delete_rank=2,
                      refers="template_config.llm_config.integration")

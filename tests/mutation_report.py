@@ -9,6 +9,11 @@ what counts as the core is ``SCOPE`` below: a module, or only the functions of i
 part named (the retry logic of the HTTP client, the ownership checks of the validator). A mutant
 that survives is either killed by a new test or listed in ``tests/mutation_equivalents.toml`` with
 the reason it cannot be (behaviour no user can tell apart).
+
+An equivalent is recorded by what it is, not by mutmut's number for it: the function it mutates and
+the text of the lines it changes, before and after (``MutantKey``; each line stripped of its
+indentation). mutmut numbers the mutants of a function in order, so an edit above the mutated spot
+renumbers them; the function and the text stay until the line itself is edited.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import os
 import subprocess
 import sys
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +54,7 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     "reconciler/plan/schema.py": None,
     "reconciler/plan/select.py": None,
     "reconciler/manifests/overlay.py": None,
-    "reconciler/manifests/validate.py": ("ownership_of", "_outside", "_alias_problems"),
+    "reconciler/manifests/validate.py": None,
     "reconciler/client/pacing.py": None,
     "reconciler/client/limit.py": None,
     "reconciler/client/slots.py": None,
@@ -60,6 +65,27 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     ),
     "reconciler/apply/executor.py": None,
     "reconciler/telemetry.py": None,
+    # what decides a write, a refusal or a decision shown (issue 40): not all run yet, see docs/testing.md
+    "reconciler/policy/evaluate.py": None,
+    "reconciler/policy/fields.py": None,
+    "reconciler/policy/rules.py": None,
+    "reconciler/pull/engine.py": None,
+    "reconciler/pull/since.py": None,
+    "reconciler/pull/yamledit.py": None,
+    "reconciler/rehearse.py": None,
+    "reconciler/export.py": None,
+    "reconciler/workflow.py": None,
+    "reconciler/watch.py": (  # its decisions, not the socket plumbing (HealthServer._run, start, close)
+        "parse_duration", "check_notify_url", "parse_address", "Watcher.cycle", "Watcher._ended",
+        "Watcher._reported", "Watcher._allowed", "Watcher._delay", "Watcher._desired", "Watcher._report_plan",
+        "Watcher._notify", "Watcher._post", "Watcher.healthy", "HealthServer.answer", "tree_stamp", "_short",
+    ),
+    "reconciler/apply/confirm.py": None,
+    "reconciler/apply/recover.py": None,
+    "reconciler/client/live.py": None,
+    "reconciler/manifests/confine.py": None,
+    "reconciler/manifests/yamlload.py": None,
+    "reconciler/files.py": None,
 }
 
 KILLED = {1, 3, 36, 37, -24, 24, 152, 255}  # a failing test, a timeout, or refused by the type checker
@@ -76,6 +102,52 @@ def function_glob(path: str, function: str) -> str:
     cls, _, name = function.rpartition(".")
     mangled = f"xǁ{cls}ǁ{name}" if cls else f"x_{name}"
     return f"{module_name(path)}.{mangled}__mutmut_*"
+
+
+def function_of(mutant: str) -> str:
+    """The dotted name of the function a mutant mutates: ``reconciler.telemetry.x__labels__mutmut_2``
+    -> ``reconciler.telemetry._labels``; ``...xǁTelemetryǁattach__mutmut_1`` -> ``...Telemetry.attach``."""
+    module, _, mangled = mutant.rpartition("__mutmut_")[0].rpartition(".")
+    name = ".".join(mangled.split("ǁ")[1:]) if mangled.startswith("xǁ") else mangled.removeprefix("x_")
+    return f"{module}.{name}"
+
+
+@dataclass(frozen=True)
+class MutantKey:
+    """What a mutant is, whatever mutmut numbers it: its function, the lines it changes as the code
+    reads them (``original``) and as the mutant does (``mutated``), each stripped, joined by newlines;
+    and, when the function holds the same line more than once (``if wait > 0:`` twice), which of the
+    mutants changing that text the same way it is, in source order (``occurrence``, from 1)."""
+
+    function: str
+    original: str
+    mutated: str
+    occurrence: int = 1
+
+    @property
+    def text(self) -> tuple[str, str, str]:
+        return self.function, self.original, self.mutated
+
+
+def key_of(mutant: str, diff: Iterable[str], occurrence: int = 1) -> MutantKey:
+    """The key of ``mutant`` from its diff lines (``diff_of``: ``-`` the original, ``+`` the mutant)."""
+    lines = list(diff)
+    return MutantKey(function_of(mutant), "\n".join(line[1:].strip() for line in lines if line.startswith("-")),
+                     "\n".join(line[1:].strip() for line in lines if line.startswith("+")), occurrence)
+
+
+def mutant_keys(mutants: Iterable[str], every: Iterable[str], diff: Callable[[str], list[str]]) -> dict[str, MutantKey]:
+    """The key of each of ``mutants``; ``every``: all the mutants of their modules, among which a
+    mutant's occurrence is counted (only those of its function with a lower number are read)."""
+    every = sorted(set(every), key=_natural)
+    keys: dict[str, MutantKey] = {}
+    for mutant in mutants:
+        key = key_of(mutant, diff(mutant))
+        base, n = _natural(mutant)
+        earlier = [m for m in every if _natural(m)[0] == base and _natural(m)[1] < n]
+        same = sum(1 for m in earlier if key_of(m, diff(m)).text == key.text)
+        keys[mutant] = MutantKey(*key.text, same + 1)
+    return keys
 
 
 def globs(modules: Iterable[str]) -> list[str]:
@@ -146,7 +218,24 @@ def diff_of(mutant: str) -> list[str]:
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
-def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str:
+def render(results: dict[str, ModuleResult], equivalents: Mapping[MutantKey, str],
+           diff: Callable[[str], list[str]] | None = None) -> str:
+    """The report. ``diff``: a mutant's diff lines (``diff_of`` by default), by which a survivor is
+    looked up among the ``equivalents``."""
+    read = diff or diff_of
+    cache: dict[str, list[str]] = {}
+
+    def diffs(mutant: str) -> list[str]:
+        if mutant not in cache:
+            cache[mutant] = read(mutant)
+        return cache[mutant]
+
+    recorded = {k.text for k in equivalents}
+    keys: dict[str, MutantKey] = {}
+    for r in results.values():
+        every = [*r.killed, *r.survived, *r.unchecked]
+        plain = {m: key_of(m, diffs(m)) for m in r.survived}
+        keys |= plain | mutant_keys([m for m, k in plain.items() if k.text in recorded], every, diffs)
     version = _mutmut_version()
     lines = [
         "# Mutation testing",
@@ -159,7 +248,8 @@ def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str
         "function it changes (`[tool.mutmut]` in pyproject.toml). A mutant is *killed* when a test fails",
         "(or times out); one that survives is a change of behaviour no test notices, unless it is",
         "*equivalent* (no user can tell it apart: the reason is given below, from",
-        "`tests/mutation_equivalents.toml`). mutmut 3 mutates the bodies of functions only: module-level",
+        "`tests/mutation_equivalents.toml`, where each is recorded by its function and the text it changes,",
+        "not by mutmut's number, so an edit elsewhere keeps it). mutmut 3 mutates the bodies of functions only: module-level",
         "tables (`PRUNE_ORDER`, `KIND_ORDER`, pacing's constants, the metric names' defaults) are not mutated.",
         "",
         "Under mutmut the planner's property tests run 10 examples instead of 40-60 (`tests/plan/conftest.py`):",
@@ -177,13 +267,13 @@ def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str
     scores: dict[str, float] = {}
     counts = {"equivalent": 0, "surviving": 0, "not run": 0}
     for path, r in results.items():
-        part = "all" if SCOPE[path] is None else ", ".join(f"`{f}`" for f in SCOPE[path] or ())
+        part = "all" if SCOPE.get(path) is None else ", ".join(f"`{f}`" for f in SCOPE.get(path) or ())
         if not r.total:
             why = "no mutant (mutmut finds nothing to change)" if (ROOT / "mutants" / (path + ".meta")).exists() \
                 else "not mutated by the last run"
             lines.append(f"| `{path}` | {part} | 0 | - | - | - | - | {why} |")
             continue
-        eq = [m for m in r.survived if m in equivalents]
+        eq = [m for m in r.survived if keys[m] in equivalents]
         denominator = r.total - len(eq) - len(r.unchecked)
         if denominator:
             scores[path] = 100 * len(r.killed) / denominator
@@ -211,18 +301,21 @@ def render(results: dict[str, ModuleResult], equivalents: dict[str, str]) -> str
         lines += [f"### `{path}`", ""]
         for mutant in r.survived:
             short = mutant.removeprefix(module_name(path) + ".")
-            reason = equivalents.get(mutant)
+            reason = equivalents.get(keys[mutant])
             lines.append(f"- `{short}`: " + (f"equivalent: {reason}" if reason else "**survives**"))
-            lines += [f"      {d[:160]}" for d in diff_of(mutant)]
+            lines += [f"      {d[:160]}" for d in diffs(mutant)]
         lines.append("")
     if not any_survivor:
         lines += ["None.", ""]
-    # killed, or no longer a mutant of the code; one of a module not run yet is not stale
-    stale = sorted(m for m in equivalents if not any(m in r.survived or m in r.unchecked for r in results.values()))
+    # killed, or no longer a mutant of the code; one of a function with mutants not run yet is not stale
+    surviving = set(keys.values())
+    pending = {function_of(m) for r in results.values() for m in r.unchecked}
+    stale = sorted((k for k in equivalents if k not in surviving and k.function not in pending),
+                   key=lambda k: (k.function, k.original, k.mutated))
     if stale:
         lines += ["## Equivalents no longer surviving", "",
-                  "Listed in `tests/mutation_equivalents.toml` but killed or gone now (the names follow the code):", ""]
-        lines += [f"- `{m}`" for m in stale] + [""]
+                  "Listed in `tests/mutation_equivalents.toml` but killed, or their line edited, now:", ""]
+        lines += [f"- `{k.function}`: `{k.original[:80]}` -> `{k.mutated[:80]}`" for k in stale] + [""]
     return "\n".join(lines)
 
 
@@ -232,11 +325,31 @@ def _mutmut_version() -> str:
     return version("mutmut")
 
 
-def load_equivalents() -> dict[str, str]:
-    if not EQUIVALENTS.exists():
-        return {}
-    data = tomllib.loads(EQUIVALENTS.read_text())
-    return {str(k): str(v) for k, v in data.get("equivalent", {}).items()}
+def load_equivalents(text: str | None = None) -> dict[MutantKey, str]:
+    """The recorded equivalents (``tests/mutation_equivalents.toml``, or ``text``): key -> reason.
+    Each ``[[equivalent]]`` gives ``function``, ``original``, ``mutated`` and ``reason``."""
+    if text is None:
+        if not EQUIVALENTS.exists():
+            return {}
+        text = EQUIVALENTS.read_text()
+    data = tomllib.loads(text)
+    out: dict[MutantKey, str] = {}
+    for entry in data.get("equivalent", []):
+        key = MutantKey(str(entry["function"]), str(entry["original"]), str(entry["mutated"]),
+                        int(entry.get("occurrence", 1)))
+        if key in out and out[key] != entry["reason"]:
+            raise ValueError(f"{EQUIVALENTS.name}: {key.function} `{key.mutated}` is recorded twice")
+        out[key] = str(entry["reason"])
+    return out
+
+
+def toml_entry(key: MutantKey, reason: str) -> str:
+    """One ``[[equivalent]]`` table as ``load_equivalents`` reads it (JSON strings are TOML strings)."""
+    fields: dict[str, str | int] = {"function": key.function, "original": key.original, "mutated": key.mutated}
+    if key.occurrence != 1:
+        fields["occurrence"] = key.occurrence
+    fields["reason"] = reason
+    return "[[equivalent]]\n" + "".join(f"{k} = {json.dumps(v, ensure_ascii=False)}\n" for k, v in fields.items())
 
 
 def run(modules: list[str], max_children: int) -> int:

@@ -4,6 +4,10 @@ A write-only value (an API key, header values) cannot be read back, so a changed
 header added, removed or renamed on an AGENT, another ``env``/``file`` reference) is invisible in live
 state. ``--since REF`` loads the same paths as they were at git revision REF and names every
 write-only field whose *declaration* differs: the plan sends those. Values are never read here.
+
+Git is also the memory of the fields the API does not store at all (``KindSpec.unstored``: a
+dataset's experiment retention): ``unstored_at`` gives their values at REF, which a policy's
+``before`` shows (docs/manifests.md, "Policy").
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from reconciler.errors import ConfigError, ManifestError
-from reconciler.kinds import SECRET_KINDS
+from reconciler.kinds import KIND_SPECS, SECRET_KINDS
 from reconciler.manifests.secrets import walk
 from reconciler.model import DesiredResource, ManifestSet, SecretRef
 
@@ -57,6 +61,17 @@ def changed_since(ref: str, paths: Sequence[str], current: ManifestSet, var_assi
         was = old.get(r.identity, {})
         out.extend(f"{r.address} {path}" for path, decl in now.items() if decl != was.get(path))
     return tuple(sorted(out))
+
+
+def unstored_at(ref: str, paths: Sequence[str], var_assignments: Sequence[str] = (),
+                var_files: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """Address -> the fields the API does not store (``KindSpec.unstored``) as the same manifests
+    declare them at ``ref``; a resource absent then is absent here, a field it did not declare is
+    absent from its mapping. Raises as ``changed_since``."""
+    with tree_at(ref, paths, var_assignments, var_files) as (_root, _tmp, before):
+        resources = before.resources if before is not None else ()
+        return {r.address: {f: r.spec[f] for f in KIND_SPECS[r.kind].unstored if f in r.spec}
+                for r in resources if r.kind in KIND_SPECS and KIND_SPECS[r.kind].unstored}
 
 
 @contextmanager

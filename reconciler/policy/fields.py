@@ -65,8 +65,8 @@ def _tree(tp: Any, depth: int = 0) -> FieldTree:
 @cache
 def kind_tree(kind: str) -> FieldTree:
     """The manifest fields of a kind (every Integration type and provider merged)."""
-    if kind not in KIND_MODELS:  # Experiment (deleted by retention): only its head
-        return {"kind": LEAF, "name": LEAF, "space": LEAF}
+    if kind not in KIND_MODELS:  # Experiment (deleted by retention): its head, and why the plan deletes it
+        return {"kind": LEAF, "name": LEAF, "space": LEAF, "experiment_retention": LEAF}
     tree = _tree(KIND_MODELS[kind])
     assert isinstance(tree, Mapping)
     return tree
@@ -111,8 +111,38 @@ def path_exists(path: Iterable[str], trees: Iterable[FieldTree]) -> bool:
     return True
 
 
+def path_segments(path: str) -> list[str]:
+    """A change path as the segments a ``fields`` glob names: dotted names, and each list item the
+    plan writes in brackets as a segment of its own, its selector without the brackets
+    (``examples[ticket_id=T-1.2].expected`` -> ``examples``, ``ticket_id=T-1.2``, ``expected``;
+    ``examples[+]`` -> ``examples``, ``+``). A bracket closes at the first ``]`` that ends the path or
+    comes before a dot, so a key's value may hold dots and brackets. ``''`` (the resource itself) has
+    no segment."""
+    segments: list[str] = []
+    i, n = 0, len(path)
+    while i < n:
+        if path[i] == "[":
+            end = i + 1
+            while end < n and not (path[end] == "]" and (end + 1 == n or path[end + 1] in ".[")):
+                end += 1
+            segments.append(path[i + 1:end])
+            i = end + 1
+        else:
+            end = i
+            while end < n and path[end] not in ".[":
+                end += 1
+            if end > i:
+                segments.append(path[i:end])
+            i = end
+        if i < n and path[i] == ".":
+            i += 1
+    return segments
+
+
 def touches(glob: str, path: str) -> bool:
     """Whether a change at ``path`` touches the fields ``glob`` names: one is the other or lies
-    below it (a change of ``version`` touches ``version.labels``, and so does one of ``version.labels.0``)."""
-    g, p = glob.split("."), path.split(".")
-    return all(fnmatchcase(ps, gs) for ps, gs in zip(p, g, strict=False))
+    below it, whatever form the plan writes it in (a change of ``version`` touches ``version.labels``,
+    and so do ``version.labels.0``; ``examples`` is touched by ``examples[+]``, ``examples[key=k]`` and
+    ``examples[key=k].answer``). A sibling (``version.messages`` for ``version.labels``) does not."""
+    p = path_segments(path)
+    return bool(p) and all(fnmatchcase(ps, gs) for ps, gs in zip(p, glob.split("."), strict=False))

@@ -359,3 +359,115 @@ def test_validate_checks_the_policies_of_policy_paths_too(tree: Path, run: Cli, 
 def test_the_central_rules_of_the_recipe_are_valid_policy(tree: Path, run: Cli) -> None:
     result = run("validate", str(tree), "--policy", str(ROOT / "examples/policy/central.yaml"))
     assert result.exit_code == 0, result.output
+
+
+# ------------------------------------------------- fields globs: every form a change of a field takes
+
+GOLDEN = "research/data/golden-tickets.jsonl"
+EXAMPLE_EDITS = {  # what the plan shows -> the edit of the tree that makes it
+    "examples[ticket_id=T-1099]": lambda tree: (tree / GOLDEN).write_text(
+        (tree / GOLDEN).read_text() + '{"ticket_id": "T-1099", "ticket": "New one", "expected": "bug"}\n'),
+    "examples[ticket_id=T-1001].expected": lambda tree: edit(
+        tree / GOLDEN, '"expected": "billing"}', '"expected": "refund"}'),
+    "examples[ticket_id=T-1002]": lambda tree: (tree / GOLDEN).write_text(
+        "".join(line for line in (tree / GOLDEN).read_text().splitlines(keepends=True) if "T-1002" not in line)),
+    "examples[+]": lambda tree: (edit(tree / "research/datasets.yaml", "key: ticket_id\n", ""), (tree / GOLDEN).write_text(
+        (tree / GOLDEN).read_text() + '{"ticket_id": "T-1099", "ticket": "New one", "expected": "bug"}\n')),
+}
+
+
+@pytest.mark.parametrize("shown", list(EXAMPLE_EDITS))
+def test_a_rule_on_a_datasets_examples_holds_every_change_of_its_examples(
+        guarded: Path, run: Cli, stats: Any, reset_stats: Callable[[], None], shown: str) -> None:
+    with (guarded / "policy.yaml").open("a") as f:
+        f.write("  - name: golden-examples\n    match: {kinds: [Dataset], fields: [examples]}\n"
+                "    effect: require_approval\n")
+    EXAMPLE_EDITS[shown](guarded)
+    plan = json.loads(run("plan", str(guarded), "--format", "json").stdout)
+    paths = [c["path"] for op in plan["operations"] for c in op["changes"]]
+    assert shown in paths, paths  # the form this case is about is the one the plan shows
+    assert [(v["rule"], v["address"]) for v in plan["policy"]] == [("golden-examples", "Dataset/research/golden-tickets")]
+    reset_stats()
+    refused = run("apply", str(guarded), "--auto-approve")
+    assert refused.exit_code == 1 and "needs --approve golden-examples" in refused.stderr
+    assert writes(stats()) == {}
+    approved = run("apply", str(guarded), "--auto-approve", "--approve", "golden-examples")
+    assert approved.exit_code == 0, approved.output
+    assert writes(stats())
+
+
+def test_a_rule_on_named_list_items_holds_a_change_inside_one(guarded: Path, run: Cli) -> None:
+    with (guarded / "policy.yaml").open("a") as f:
+        f.write("  - name: presets\n    match: {kinds: [Integration], fields: [config.request_presets]}\n"
+                "    effect: warn\n  - name: other-preset-field\n"
+                "    match: {kinds: [Integration], fields: [config.input_schema]}\n    effect: warn\n")
+    edit(guarded / "integrations/agents.yaml", "config: {temperature: 0.7}", "config: {temperature: 0.9}")
+    plan = json.loads(run("plan", str(guarded), "--format", "json").stdout)
+    paths = [c["path"] for op in plan["operations"] for c in op["changes"]]
+    assert paths == ["config.request_presets.warm.config.temperature"], paths
+    assert [(v["rule"], v["address"]) for v in plan["policy"]] == [("presets", "Integration/support-agent")]
+
+
+# ------------------------------------------- fields the API does not store: before is the tree at --since
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+                               "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin"})
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def committed(guarded: Path) -> Path:
+    """The guarded tree (applied, with the product's policy) committed to a git repository."""
+    git(guarded, "init", "-q")
+    git(guarded, "add", ".")
+    git(guarded, "commit", "-qm", "tree")
+    return guarded
+
+
+def test_retention_never_shrinks_fires_with_since_on_a_dataset_the_plan_does_not_call(
+        committed: Path, run: Cli, tmp_path: Path) -> None:
+    edit(committed / "research/datasets.yaml", "keep_last: 10", "keep_last: 3")
+    plan = json.loads(run("plan", str(committed), "--since", "HEAD", "--format", "json").stdout)
+    assert plan["operations"] == []  # retention is not stored live: no call is needed
+    assert [(v["rule"], v["effect"], v["address"]) for v in plan["policy"]] == [
+        ("retention-never-shrinks", "warn", "Dataset/research/golden-tickets")]
+    text = run("plan", str(committed), "--since", "HEAD")
+    assert text.exit_code == 0 and "retention-never-shrinks" in text.stdout, text.output
+    saved = tmp_path / "plan.json"
+    assert run("plan", str(committed), "--since", "HEAD", "--out", str(saved)).exit_code == 0
+    assert [v["rule"] for v in json.loads(saved.read_text())["policy"]] == ["retention-never-shrinks"]
+    applied = run("apply", str(saved))  # apply PLANFILE judges again, with the plan's --since
+    assert applied.exit_code == 0 and "retention-never-shrinks" in applied.output, applied.output
+
+
+def test_without_since_an_unstored_field_has_no_before_and_a_growing_one_does_not_fire(
+        committed: Path, run: Cli) -> None:
+    edit(committed / "research/datasets.yaml", "keep_last: 10", "keep_last: 3")
+    blind = json.loads(run("plan", str(committed), "--format", "json").stdout)
+    assert "policy" not in blind  # before.experiment_retention is absent: the condition is false
+    edit(committed / "research/datasets.yaml", "keep_last: 3", "keep_last: 20")
+    growing = json.loads(run("plan", str(committed), "--since", "HEAD", "--format", "json").stdout)
+    assert "policy" not in growing
+    git(committed, "commit", "-qam", "keep 20")
+    edit(committed / "research/datasets.yaml", "keep_last: 20", "keep_last: 19")
+    shrinking = json.loads(run("plan", str(committed), "--since", "HEAD", "--format", "json").stdout)
+    assert [v["rule"] for v in shrinking["policy"]] == ["retention-never-shrinks"]
+    unchanged = json.loads(run("plan", str(committed), "--since", "HEAD~1", "--format", "json").stdout)
+    assert "policy" not in unchanged  # 19 against the 10 of the first commit: it grew
+
+
+def test_a_fields_rule_on_retention_fires_on_its_change_since_ref_and_sees_it_in_op_changes(
+        committed: Path, run: Cli) -> None:
+    with (committed / "policy.yaml").open("a") as f:
+        f.write("  - name: retention-reviewed\n    match: {kinds: [Dataset], fields: [experiment_retention]}\n"
+                "    condition: op.changes.exists(c, c.path == 'experiment_retention.older_than_days' && c.after == 60)\n"
+                "    effect: require_approval\n")
+    edit(committed / "research/datasets.yaml", "older_than_days: 30", "older_than_days: 60")
+    plan = json.loads(run("plan", str(committed), "--since", "HEAD", "--format", "json").stdout)
+    assert [(v["rule"], v["address"]) for v in plan["policy"]] == [
+        ("retention-reviewed", "Dataset/research/golden-tickets")]
+    refused = run("apply", str(committed), "--since", "HEAD", "--auto-approve")
+    assert refused.exit_code == 1 and "needs --approve retention-reviewed" in refused.stderr

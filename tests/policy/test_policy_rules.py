@@ -172,3 +172,57 @@ def test_field_globs_follow_the_manifest_models() -> None:
     assert not fields.glob_can_match("version.labels", ["Dataset"])
     assert fields.touches("version", "version.labels") and fields.touches("version.labels", "version.labels.0")
     assert not fields.touches("version.labels", "version.messages")
+
+
+KEYED = TREE.replace("examples: [{q: a}]", "key: t\nexamples: [{t: '1', q: a}, {t: '2', q: b}, {t: '3', q: new}]")
+
+
+def test_before_puts_each_example_change_back_in_the_examples(tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text(KEYED)
+    (tmp_path / "policy.yaml").write_text(policy(
+        "  - name: seen\n    match: {kinds: [Dataset]}\n    condition: >-\n      before.examples == [{'t': '1', 'q': 'old'},"
+        " {'t': '2', 'q': 'b'}, {'t': '9', 'q': 'gone'}]\n    effect: warn\n"))
+    ms = load_manifests([str(tmp_path / "tree.yaml"), str(tmp_path / "policy.yaml")])
+    plan = Plan((op("update", "Dataset", "golden", Change("examples[t=1].q", "old", "a"),
+                    Change("examples[t=3]", None, {"t": "3", "q": "new"}),
+                    Change("examples[t=9]", {"t": "9", "q": "gone"}, None), space="research"),))
+    assert [v.rule for v in evaluate(plan, ms.policies, ms)] == ["seen"]
+
+
+def test_before_puts_examples_matched_by_content_back(tmp_path: Path) -> None:
+    ms, compiled = rules(tmp_path, policy(
+        "  - name: seen\n    match: {kinds: [Dataset]}\n    condition: >-\n      before.examples == [{'q': 'live'}]\n"
+        "    effect: warn\n"))
+    plan = Plan((op("update", "Dataset", "golden", Change("examples[+]", None, {"q": "a"}),
+                    Change("examples[-]", {"q": "live"}, None), space="research"),))
+    assert [v.rule for v in evaluate(plan, compiled, ms)] == ["seen"]
+
+
+SHRINK = ("  - name: shrink\n    match: {kinds: [Dataset]}\n"
+          "    condition: after.experiment_retention.keep_last < before.experiment_retention.keep_last\n"
+          "    effect: warn\n")
+
+
+def test_an_unstored_field_has_no_before_without_since_and_its_value_at_since_with_it(tmp_path: Path) -> None:
+    ms, compiled = rules(tmp_path, policy(SHRINK))
+    nothing = Plan(())
+    examples = Plan((op("update", "Dataset", "golden", Change("examples[+]", None, {"q": "a"}), space="research"),))
+    for plan in (nothing, examples):
+        assert evaluate(plan, compiled, ms) == ()  # without --since: no before.experiment_retention
+        assert evaluate(plan, compiled, ms, {}) == ()  # absent at REF: nothing to shrink from
+        assert evaluate(plan, compiled, ms, {"Dataset/research/golden": {"experiment_retention": {"keep_last": 3}}}) == ()
+        shrunk = evaluate(plan, compiled, ms, {"Dataset/research/golden": {"experiment_retention": {"keep_last": 9}}})
+        assert [(v.rule, v.address) for v in shrunk] == [("shrink", "Dataset/research/golden")]
+
+
+def test_a_resource_judged_for_an_unstored_field_alone_is_an_update_whose_changes_are_that_field(
+        tmp_path: Path) -> None:
+    ms, compiled = rules(tmp_path, policy(
+        "  - name: seen\n    match: {actions: [update], kinds: [Dataset], fields: [experiment_retention.keep_last]}\n"
+        "    condition: >-\n      op.changes == [{'path': 'experiment_retention.keep_last', 'before': 9, 'after': 3}]"
+        " && op.name == 'golden' && op.space == 'research' && before.name == 'golden'\n"
+        "    effect: warn\n"))
+    earlier = {"Dataset/research/golden": {"experiment_retention": {"keep_last": 9}}}
+    assert [v.address for v in evaluate(Plan(()), compiled, ms, earlier)] == ["Dataset/research/golden"]
+    earlier_older = {"Dataset/research/golden": {"experiment_retention": {"keep_last": 3, "older_than_days": 5}}}
+    assert evaluate(Plan(()), compiled, ms, earlier_older) == ()  # its changes are another field's
