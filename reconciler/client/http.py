@@ -532,13 +532,14 @@ class ApiClient:
 
     async def _paced(self) -> float:
         """Wait for a slot of the pace (``pacing.Pacer``); returns when it was reserved. A slot given
-        before a collision that came while it was awaited is asked for again, at the new pace."""
+        before the pace changed (a collision, a slow start's doubling) while it was awaited is asked
+        for again, at the new pace."""
         while True:
             reserved = self._clock()
             if (paced := self.pacer.acquire() - reserved) > 0:
                 await self._sleep(paced)
                 self.stats.add_wait(paced)
-            if not self.pacer.collided_since(reserved):
+            if not self.pacer.changed_since(reserved):
                 return reserved
 
     async def _wait_for_gate(self) -> None:

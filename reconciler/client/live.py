@@ -118,27 +118,41 @@ async def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | 
 
 
 async def run_tasks(tasks: list[Task]) -> None:
-    """Run tasks, and the follow-up tasks they return, concurrently on the running event loop. On a
-    failure no new task starts; the running ones finish, then the first error is raised. Cancelled
-    (Ctrl-C), it cancels the tasks it started and waits for them."""
+    """Run tasks, and the follow-up tasks they return, concurrently on the running event loop: each
+    task, as it ends, starts its own follow-ups (nothing waits on the whole set again and again).
+    On a failure no new task starts; the running ones finish, then the first error is raised.
+    Cancelled (Ctrl-C), it cancels the tasks it started and waits for them."""
     running: set[asyncio.Task[list[Task] | None]] = set()
     errors: list[BaseException] = []
+    over = asyncio.Event()
+
+    def start(task: Task) -> None:
+        started = asyncio.ensure_future(task())
+        running.add(started)
+        started.add_done_callback(ended)
+
+    def ended(task: asyncio.Task[list[Task] | None]) -> None:
+        running.discard(task)
+        if task.cancelled():
+            pass
+        elif (error := task.exception()) is not None:
+            errors.append(error)
+        elif not errors:
+            for follow in task.result() or ():
+                start(follow)
+        if not running:
+            over.set()
+
     for task in tasks:
-        running.add(asyncio.ensure_future(task()))
-    try:
-        while running:
-            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for finished in done:
-                error = finished.exception()
-                if error is not None:
-                    errors.append(error)
-                elif not errors:
-                    running.update(asyncio.ensure_future(follow()) for follow in finished.result() or ())
-    except asyncio.CancelledError:
-        for pending in running:
-            pending.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
-        raise
+        start(task)
+    if running:
+        try:
+            await over.wait()
+        except asyncio.CancelledError:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
     if errors:
         raise errors[0]
 

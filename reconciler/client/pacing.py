@@ -32,7 +32,8 @@ a rate far under the real one. So the pacer measures the rate instead:
   bucket had not refilled at this pace yet. The window goes on, after one slot's pause more.
 - **A slot given at a pace that no longer holds is asked for again.** At a collision the next free
   slot is one slot's pause away; a request that was waiting for a slot reserved before the
-  collision asks for a new one (``collided_since``), so the old pace sends nothing more.
+  collision, or before a slow start's doubling, asks for a new one (``changed_since``), so an old
+  pace sends nothing more.
 - **Slow start after the first 429.** The first rate is a lower bound when the service's bucket
   holds less than a ``Retry-After`` of tokens (a bucket of a tenth of a second makes it a fifth of
   the real rate): until the next collision, the pace doubles each time ``SLOW_START_S`` of it has
@@ -99,6 +100,7 @@ class Pacer:
         self._paced_s = 0.0
         self._banked = False  # the pacer was idle since the last collision (a burst was banked)
         self._ramp = 0  # answers since the pace last doubled (slow start)
+        self._changed_at = float("-inf")  # the last change of the pace: slots reserved before are asked again
 
     @property
     def rate(self) -> float | None:
@@ -136,10 +138,11 @@ class Pacer:
             return slot
         return now
 
-    def collided_since(self, reserved_at: float) -> bool:
-        """Whether a collision came after ``reserved_at``: a slot reserved before it was given at a
-        pace that no longer holds, and is asked for again (``ApiClient``)."""
-        return self._window_start is not None and self._window_start > reserved_at
+    def changed_since(self, reserved_at: float) -> bool:
+        """Whether the pace changed after ``reserved_at`` (a collision, or a slow start's doubling): a
+        slot reserved before was given at a pace that no longer holds, and is asked for again
+        (``ApiClient``)."""
+        return self._changed_at > reserved_at
 
     def answered(self, sent_at: float) -> None:
         self._answered += 1
@@ -148,6 +151,8 @@ class Pacer:
             if self._ramp >= self._rate * SLOW_START_S:  # a step's worth answered at this pace: double it
                 self._rate *= 2.0
                 self._ramp = 0
+                self._changed_at = now = self._clock()
+                self._tat = min(self._tat, now + 1.0 / self._rate)  # the slots waited for come sooner
 
     def throttled(self, sent_at: float, retry_after: float | None) -> None:
         """A 429 to a request sent at ``sent_at``, which asked to wait ``retry_after`` seconds."""
@@ -158,7 +163,7 @@ class Pacer:
         if self._rate is not None and self._window_start is not None and self._banked and not self._slow_start \
                 and self._answered <= self._rate * self._burst_s + 1:
             self._burst_s = max(1.0 / self._rate, self._burst_s / 2)
-            self._window_start = now
+            self._window_start = self._changed_at = now
             self._increased_at = now + (retry_after or 0.0)
             self._tat = now + 1.0 / self._rate  # the bucket is empty: one slot's pause; earlier slots are asked again
             self._answered, self._banked = 0, False
@@ -176,7 +181,7 @@ class Pacer:
             seconds = now - start + (retry_after if retry_after else 1.0)
         else:
             seconds = now - self._window_start
-        self._window_start = now
+        self._window_start = self._changed_at = now
         before = self._rate
         if answered >= MIN_SAMPLES and seconds > 0:
             measured = answered / seconds

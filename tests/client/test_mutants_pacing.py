@@ -134,7 +134,7 @@ def test_two_429s_with_too_few_answers_between_keep_the_window_and_the_rate() ->
     pacer.throttled(clock.now, 1.0)
     assert pacer.rate == learnt and not events
     assert pacer.state().collisions == 3
-    assert not pacer.collided_since(collision)  # the window goes on: slots reserved since stay good
+    assert not pacer.changed_since(collision)  # the window goes on: slots reserved since stay good
     assert pacer.acquire() == pytest.approx(collision + 1 / learnt)  # the slot after the pause, still
     clock.now += 2.0
     for _ in range(45):  # the answers of both windows count together
