@@ -149,8 +149,8 @@ async def run_tasks(tasks: list[Task]) -> None:
         try:
             await over.wait()
         except asyncio.CancelledError:
-            for task in running:
-                task.cancel()
+            for left in running:
+                left.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
     if errors:
