@@ -65,7 +65,8 @@ METRIC_ATTRIBUTES = frozenset({
 
 
 class Telemetry:
-    """Metrics and log events of one run; thread-safe (the API hooks run on the client's workers).
+    """Metrics and log events of one run; thread-safe (watch's /metrics server reads them from its own thread
+    while the cycle, on the main thread, writes them).
 
     ``metrics=False`` (a one-shot command without ``--metrics-file``: nobody will read its figures)
     records none, so prometheus_client is never imported. Otherwise the registry and its figures are
