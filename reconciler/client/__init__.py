@@ -2,8 +2,15 @@
 pagination and error policy, and the live-state reader.
 
     settings   where the API is and which key to use (flags and environment, one place)
-    http       ApiClient over an injected httpx.Client; open_client builds one for an endpoint
-    inprocess  the emulator app served in-process (``--emulator FILE``)
+    http       ApiClient over an injected httpx.AsyncClient, run on its own event loop; open_client
+               builds one for an endpoint
+    limit      how many requests are in flight at once (adaptive, ``--parallelism`` the ceiling)
+    pacing     the pace learnt from 429s
+    slots      a one-connection transport for each request in flight
+    redaction  secrets out of every message the client makes
+    paths      a request path stays under /v2 on the endpoint
+    inprocess  the emulator app served on the client's loop (``--emulator FILE``)
+    replica    a live read as an in-process emulator's account (``--rehearse``)
     live       read_live (what the manifests need) and essence (what the planner compares)
 
 Import the module you need (``reconciler.client.settings`` alone, the CLI's defaults, imports

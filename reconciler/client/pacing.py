@@ -6,7 +6,7 @@ one more token would have come in 20 ms. Waiting for it and then sending as fast
 in flight meets a 429 each time. Backing off by the size of ``Retry-After`` (a naive AIMD) learns
 a rate far under the real one. So the pacer measures the rate instead:
 
-- **Unpaced until the first 429.** A service that never throttles costs nothing (one lock check).
+- **Unpaced until the first 429.** A service that never throttles costs nothing (one comparison).
 - **The rate is the count of answers between two 429s.** When the service answers 429 its bucket
   is empty; when it does so again, later, it is empty again, so every request it answered in
   between was paid for by a token it refilled in between: ``rate = answered / seconds``. (An answer
@@ -182,26 +182,23 @@ class Pacer:
         else:
             seconds = now - self._window_start
         self._window_start = self._changed_at = now
-        before = self._rate
-        if answered >= MIN_SAMPLES and seconds > 0:
-            measured = answered / seconds
-            if before is None or seconds >= TRUSTED_WINDOW_S:
-                self._rate = HEADROOM * measured
-            elif slow_start:  # the bucket sat full while the pace was under its rate: a lower bound; the pace
-                # that collided was at most twice too fast
-                self._rate = HEADROOM * max(measured, min(before / 2, 4 * measured))
-            else:
-                self._rate = HEADROOM * min(before, measured)
-            how = f"{answered} answers in {seconds:.1f}s since the last 429"
-        else:
+        if answered < MIN_SAMPLES or seconds <= 0:
             return  # nothing to learn from yet: the Retry-After pause alone
-        self._rate = max(MIN_RATE, self._rate)
+        before, measured = self._rate, answered / seconds
+        if before is None or seconds >= TRUSTED_WINDOW_S:
+            rate = HEADROOM * measured
+        elif slow_start:  # the bucket sat full while the pace was under its rate: a lower bound; the pace
+            # that collided was at most twice too fast
+            rate = HEADROOM * max(measured, min(before / 2, 4 * measured))
+        else:
+            rate = HEADROOM * min(before, measured)
+        self._rate = rate = max(MIN_RATE, rate)
         if before is None:  # the first rate is a lower bound: double it until a window measures one
             self._slow_start = True
             self._ramp = 0
         else:
             self._increased_at = now + (retry_after or 0.0)
-        self._tat = now + 1.0 / self._rate  # the bucket is empty: one slot's pause; earlier slots are asked again
-        rate = self._rate
+        self._tat = now + 1.0 / rate  # the bucket is empty: one slot's pause; earlier slots are asked again
         if self._on_event is not None and (before is None or abs(rate - before) / before > 0.05):
-            self._on_event(f"rate limited: pacing requests at {rate:.1f}/s ({how})")
+            self._on_event(f"rate limited: pacing requests at {rate:.1f}/s "
+                           f"({answered} answers in {seconds:.1f}s since the last 429)")
