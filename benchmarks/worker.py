@@ -28,7 +28,8 @@ import httpx
 import yaml
 
 from benchmarks.naive import naive_writes
-from reconciler.client.http import ApiClient, StatsSnapshot, build_http_client
+from reconciler.client.http import DEFAULT_TIMEOUT, ApiClient, StatsSnapshot, build_http_client
+from reconciler.client.lean import LeanClient
 from reconciler.client.live import read_live
 from reconciler.client.settings import DEFAULT_PARALLELISM
 from reconciler.plan.model import PlanOptions
@@ -81,7 +82,10 @@ class Job:
     urls_out: str | None = None  # with ``floor``: write the GET URLs sent here
     bare_async: bool = False  # with ``bare``: the bare async loop (``bare_async_loop``) instead
     requests: int = 0  # with ``bare_async``: send this many requests (the URLs repeated)
-    pool: str = "slots"  # "httpx": httpx's own connection pool instead of ``client.slots``
+    #: "lean": the client the CLI builds (``lean.LeanClient``); "httpx": an ``httpx.AsyncClient`` with
+    #: httpx's own connection pool; "httpx-over-lean": an ``httpx.AsyncClient`` over the lean client's
+    #: connections (``LeanTransport``): the two pieces the lean client replaces, measured one at a time
+    pool: str = "lean"
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Job:
@@ -89,11 +93,10 @@ class Job:
 
 
 def _client(job: Job, parallelism: int) -> tuple[ApiClient, TimedTransport | None]:
-    """The client of a run, built as the CLI builds it (``build_http_client``'s own transports).
-    Only the floor's own run times its transport (``http_cpu_s``: one request at a time, httpx's
-    pool of one connection), since timing every exchange costs CPU of its own; ``job.pool ==
-    "httpx"`` gives the client httpx's own connection pool instead of a connection per request in
-    flight (``client.slots``), to measure what the slots save."""
+    """The client of a run, built as the CLI builds it (``build_http_client``). Only the floor's own
+    run times its transport (``http_cpu_s``: one request at a time, httpx's pool of one
+    connection), since timing every exchange costs CPU of its own; ``job.pool`` (see ``Job``) swaps
+    the lean client for httpx's pieces, to measure what each saves."""
     limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
     transport: TimedTransport | None = None
     given: httpx.AsyncBaseTransport | None = None
@@ -101,6 +104,8 @@ def _client(job: Job, parallelism: int) -> tuple[ApiClient, TimedTransport | Non
         given = transport = TimedTransport(httpx.AsyncHTTPTransport(limits=limits), keep_bodies=True)
     elif job.pool == "httpx":
         given = httpx.AsyncHTTPTransport(limits=limits)
+    elif job.pool == "httpx-over-lean":
+        given = LeanTransport(job.url, parallelism)
     http = build_http_client(job.url, job.api_key, parallelism=parallelism, transport=given)
     return ApiClient(http, parallelism=parallelism), transport
 
@@ -228,18 +233,35 @@ def bare_async_loop(job: Job) -> dict[str, Any]:
     http = build_http_client(job.url, job.api_key, parallelism=job.parallelism)
 
     async def send() -> None:
-        async with http:
-            queue = iter(urls)
+        queue = iter(urls)
 
-            async def worker() -> None:
-                for url in queue:
-                    (await http.get(url)).json()
+        async def worker() -> None:
+            for url in queue:
+                (await http.request("GET", url)).json()
 
+        try:
             await asyncio.gather(*(worker() for _ in range(job.parallelism)))
+        finally:
+            await http.aclose()
 
     wall0, cpu0 = time.perf_counter(), time.process_time()
     asyncio.run(send())
     return _bare_figures("bare_async", urls, wall0, cpu0)
+
+
+class LeanTransport(httpx.AsyncBaseTransport):
+    """``lean.LeanClient``'s connections under an ``httpx.AsyncClient`` (``Job.pool``)."""
+
+    def __init__(self, base_url: str, keep: int) -> None:
+        self.lean = LeanClient(base_url, headers={}, timeout=DEFAULT_TIMEOUT, ssl_context=None, keep=keep)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        headers = {k: v for k, v in request.headers.items() if k != "host"}
+        return await self.lean.request(request.method, request.url.raw_path.decode("ascii"),
+                                       content=request.content or None, headers=headers)
+
+    async def aclose(self) -> None:
+        await self.lean.aclose()
 
 
 def _urls(job: Job) -> list[str]:

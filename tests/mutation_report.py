@@ -57,7 +57,7 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     "reconciler/manifests/validate.py": None,
     "reconciler/client/pacing.py": None,
     "reconciler/client/limit.py": None,
-    "reconciler/client/slots.py": None,
+    "reconciler/client/lean.py": None,
     "reconciler/client/http.py": (
         "ApiClient._call", "ApiClient._recover", "ApiClient._connect_budget", "ApiClient._exhausted",
         "ApiClient._paced", "ApiClient._wait_for_gate", "ApiClient._throttle", "ApiClient._backoff",

@@ -2,11 +2,12 @@
 pagination and error policy, and the live-state reader.
 
     settings   where the API is and which key to use (flags and environment, one place)
-    http       ApiClient over an injected httpx.AsyncClient, run on its own event loop; open_client
-               builds one for an endpoint
+    http       ApiClient over an injected HTTP client (``Wire``), run on its own event loop;
+               build_http_client and open_client build one for an endpoint
     limit      how many requests are in flight at once (adaptive, ``--parallelism`` the ceiling)
     pacing     the pace learnt from 429s
-    slots      a one-connection transport for each request in flight
+    lean       HTTP/1.1 with h11 on the loop, a connection per request in flight (an endpoint
+               reached directly; behind a proxy and in-process, httpx)
     redaction  secrets out of every message the client makes
     paths      a request path stays under /v2 on the endpoint
     inprocess  the emulator app served on the client's loop (``--emulator FILE``)

@@ -60,7 +60,7 @@ import urllib.request
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 from urllib.parse import quote, urlencode
 
 import httpx
@@ -118,6 +118,26 @@ _HTTPX_ERRORS: tuple[type[Exception], ...] = (
 T = TypeVar("T")
 #: What an ambiguous create is checked with: re-read, the object if the create took effect, else None.
 Recover = Callable[[], Awaitable[Any | None]]
+
+
+class Wire(Protocol):
+    """What ``ApiClient`` uses of its HTTP client: ``lean.LeanClient`` for an endpoint reached
+    directly, an ``httpx.AsyncClient`` otherwise (a proxy of the environment, the in-process
+    emulator, the tests' transports). The base URL and headers are sent on every request."""
+
+    @property
+    def base_url(self) -> httpx.URL: ...
+
+    @property
+    def headers(self) -> httpx.Headers: ...
+
+    @property
+    def timeout(self) -> httpx.Timeout: ...
+
+    async def request(self, method: str, url: str, *, content: bytes | AsyncIterator[bytes] | None = None,
+                      headers: Mapping[str, str] | None = None, timeout: httpx.Timeout = ...) -> httpx.Response: ...
+
+    async def aclose(self) -> None: ...
 
 
 def path_segment(value: str) -> str:
@@ -207,14 +227,14 @@ class _Failure:
 
 class ApiClient:
     """See the module docstring. The injected ``http`` client carries the base URL and the
-    ``Authorization`` header (``open_client`` builds one); this class never logs headers.
+    ``Authorization`` header (``build_http_client`` builds one); this class never logs headers.
 
     Every verb is a coroutine, run on the client's own event loop: ``run(coroutine)`` is the one
     way in from synchronous code (the CLI, ``watch``, tests)."""
 
     def __init__(
         self,
-        http: httpx.AsyncClient,
+        http: Wire,
         *,
         read_only: bool = False,
         parallelism: int = DEFAULT_PARALLELISM,
@@ -456,26 +476,15 @@ class ApiClient:
         so a pace learnt while it waited for the limit applies to it); returns when its slot of the
         pace was reserved, and the answer. httpx exceptions become a ``_Failure`` (retryable) or a
         ``TransportError`` (not retryable) here and nowhere else."""
-        kwargs: dict[str, Any] = {}
-        if self._per_request_headers:
-            kwargs["headers"] = {"User-Agent": USER_AGENT}
-        if self._per_request_timeout:
-            kwargs["timeout"] = self.timeout
-        target = path
-        sent_params: dict[str, Any] = {}
-        if params:
-            sent_params = {k: v for k, v in params.items() if v is not None}
-            query = _query_string(path, sent_params)
-            if query is None:
-                kwargs["params"] = sent_params
-            elif query:
-                target = path + "?" + query
+        headers: dict[str, str] = {"User-Agent": USER_AGENT} if self._per_request_headers else {}
+        kwargs: dict[str, Any] = {"timeout": self.timeout} if self._per_request_timeout else {}
+        sent_params = {k: v for k, v in params.items() if v is not None} if params else {}
+        target = _target(path, sent_params)
         if body is not None:
-            if _streamed(body):
-                kwargs["content"] = _json_chunks(body)
-                kwargs["headers"] = {**kwargs.get("headers", {}), "Content-Type": "application/json"}
-            else:
-                kwargs["json"] = body
+            headers["Content-Type"] = "application/json"
+            kwargs["content"] = _json_chunks(body) if _streamed(body) else _dumps(body).encode()
+        if headers:
+            kwargs["headers"] = headers
         self.stats.count_attempt()
         await self.limit.acquire()
         rtt: float | None = None
@@ -668,7 +677,7 @@ MAX_ERROR_BODY = 64 * 1024
 EXCERPT = 200
 
 
-def _secrets_of(http: httpx.AsyncClient) -> tuple[str, ...]:
+def _secrets_of(http: Wire) -> tuple[str, ...]:
     """The credential the client carries, so that no message can ever repeat it."""
     auth = http.headers.get("authorization", "")
     token = auth.partition(" ")[2].strip()
@@ -719,11 +728,19 @@ def connect_cause(exc: Exception, base_url: httpx.URL) -> tuple[str, bool]:
     return f"cannot reach {where}: {_describe(exc)}", False
 
 
+def _target(path: str, params: Mapping[str, Any]) -> str:
+    """``path`` with ``params`` as its query, encoded as httpx encodes ``params`` (``QueryParams``:
+    ``urlencode`` of each value as text, ``true``/``false`` for booleans). The common case (a path
+    without a query, scalar values) is built here; the rest is merged by httpx's ``URL``."""
+    if not params:
+        return path
+    query = _query_string(path, params)
+    return str(httpx.URL(path).copy_merge_params(params)) if query is None else path + "?" + query
+
+
 def _query_string(path: str, params: Mapping[str, Any]) -> str | None:
-    """The query httpx would make of ``params`` (``QueryParams``: ``urlencode`` of each value as
-    text, ``true``/``false`` for booleans), built here so that httpx does not parse, merge and
-    re-encode query parameters on every request; None when httpx must merge them itself (the path
-    has a query of its own, or a value is a list)."""
+    """``urlencode`` of ``params``; None when httpx must merge them (the path has a query of its
+    own, or a value is a list)."""
     if "?" in path:
         return None
     pairs: list[tuple[str, str]] = []
@@ -797,29 +814,30 @@ def build_http_client(
     transport: httpx.AsyncBaseTransport | None = None,
     ca_file: str | None = None,
     timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-) -> httpx.AsyncClient:
-    """The httpx client ``ApiClient`` expects: base URL, bearer key, User-Agent, TLS verified
+) -> Wire:
+    """The HTTP client ``ApiClient`` expects: base URL, bearer key, User-Agent, TLS verified
     (against ``ca_file`` when given, else ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set, else the
-    certifi bundle), timeouts, a connection pool sized to ``parallelism``, no redirects followed.
-    A loopback endpoint is reached directly: ``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY`` would send
-    the key (in clear text over http) to a proxy, which cannot reach this machine's loopback anyway."""
+    certifi bundle), timeouts, connections for ``parallelism`` requests in flight, no redirects
+    followed. An endpoint reached directly gets ``lean.LeanClient``; a given ``transport``, or a
+    proxy of the environment, an ``httpx.AsyncClient``. A loopback endpoint is always reached
+    directly: ``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY`` would send the key (in clear text over
+    http) to a proxy, which cannot reach this machine's loopback anyway."""
+    headers = {"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"}
     host = httpx.URL(base_url).host
-    direct = {f"all://[{host}]" if ":" in host else f"all://{host}": None} if host and is_loopback(host) else None
-    verify = _verify(base_url, direct is not None, ca_file)
-    if transport is None and (direct is not None or not urllib.request.getproxies()):
-        # a connection for each request in flight (``slots``), one TLS context for all; through a proxy
-        # of the environment, httpx's own pool (a given transport would turn the proxies off)
-        from reconciler.client.slots import SlotTransports
+    loopback = bool(host) and is_loopback(host)
+    if transport is None and (loopback or not urllib.request.getproxies()):
+        from reconciler.client.lean import LeanClient
 
-        context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context()
-        transport = SlotTransports(lambda: httpx.AsyncHTTPTransport(
-            verify=context, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1)), parallelism)
+        https = base_url.lower().startswith("https://")
+        context = (_tls_context(ca_file) if ca_file else httpx.create_ssl_context()) if https else None
+        return LeanClient(base_url, headers=headers, timeout=timeout, ssl_context=context, keep=parallelism)
+    direct = {f"all://[{host}]" if ":" in host else f"all://{host}": None} if loopback else None
     return httpx.AsyncClient(
         mounts=direct,
         base_url=base_url,
-        headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"},
+        headers=headers,
         timeout=timeout,
-        verify=verify,
+        verify=_verify(base_url, loopback, ca_file),
         follow_redirects=False,
         limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
         transport=transport,

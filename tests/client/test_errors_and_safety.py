@@ -173,7 +173,6 @@ def test_build_http_client_sets_key_user_agent_tls_and_pool() -> None:
         assert http.headers["authorization"] == f"Bearer {CANARY}"
         assert http.headers["user-agent"] == USER_AGENT
         assert str(http.base_url) == "https://api.test.example"
-        assert http.follow_redirects is False
         assert http.timeout.connect == 5.0 and http.timeout.read == 30.0
         assert CANARY not in repr(ApiClient(http))
     finally:

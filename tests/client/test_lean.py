@@ -1,0 +1,335 @@
+"""``lean.LeanClient`` against a loopback server of the test's own (h11 on a thread, so it answers
+whether or not the client's loop runs): keep-alive, every framing of an answer, connections the
+server closes, timeouts, a refused port, TLS, request bodies, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import socketserver
+import ssl
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import h11
+import httpx
+import pytest
+import trustme
+
+from reconciler.client.http import ApiClient, connect_cause
+from reconciler.client.lean import MAX_HEAD, LeanClient
+from reconciler.errors import ProblemError
+
+TIMEOUT = httpx.Timeout(5.0)
+
+
+@dataclass
+class Seen:
+    request: h11.Request
+    body: bytes
+    connection: int
+
+
+#: What the server does with a request: the raw bytes to write (then keep the connection), or
+#: ``None`` to close it without answering. ``close`` after the bytes closes it.
+Answer = Callable[[Seen], "Reply"]
+
+
+@dataclass
+class Reply:
+    raw: bytes | None
+    close: bool = False
+    pause: float = 0.0  # before answering
+    drip: float = 0.0  # between the bytes of ``raw`` (a slow answer)
+
+
+def ok(body: bytes = b'{"ok":true}', *, extra: str = "") -> Reply:
+    return Reply(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                 + str(len(body)).encode() + b"\r\n" + extra.encode() + b"\r\n" + body)
+
+
+@dataclass
+class Server:
+    answer: Answer
+    tls: ssl.SSLContext | None = None
+    seen: list[Seen] = field(default_factory=list)
+    connections: int = 0
+    closed_by_client: int = 0
+    close_idle_after: float | None = None  # close a connection this long after answering on it
+
+    def url(self, scheme: str = "http") -> str:
+        return f"{scheme}://127.0.0.1:{self.port}"
+
+    def serve(self, sock: socket.socket) -> None:
+        self.connections += 1
+        number = self.connections
+        if self.tls is not None:
+            sock = self.tls.wrap_socket(sock, server_side=True)
+        conn = h11.Connection(h11.SERVER)
+        while True:
+            request, body = None, b""
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    if self.close_idle_after is not None and request is None:
+                        sock.settimeout(self.close_idle_after)
+                    try:
+                        data = sock.recv(65536)
+                    except TimeoutError:
+                        return
+                    finally:
+                        sock.settimeout(None)
+                    if not data:
+                        self.closed_by_client += 1
+                        return
+                    conn.receive_data(data)
+                elif isinstance(event, h11.Request):
+                    request = event
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+            assert request is not None
+            seen = Seen(request, body, number)
+            self.seen.append(seen)
+            reply = self.answer(seen)
+            time.sleep(reply.pause)
+            if reply.raw is None:
+                return
+            if reply.drip:
+                for i in range(len(reply.raw)):
+                    sock.sendall(reply.raw[i:i + 1])
+                    time.sleep(reply.drip)
+            else:
+                sock.sendall(reply.raw)
+            if reply.close:
+                return
+            conn = h11.Connection(h11.SERVER)  # the test's own replies are raw bytes: a fresh parser a cycle
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def __enter__(self) -> Server:
+        owner = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                with contextlib.suppress(OSError, h11.ProtocolError):
+                    owner.serve(self.request)
+
+        self._server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def lean(server: Server, *, path: str = "", timeout: httpx.Timeout = TIMEOUT, context: ssl.SSLContext | None = None,
+         scheme: str = "http", keep: int = 10) -> LeanClient:
+    return LeanClient(server.url(scheme) + path, headers={"Authorization": "Bearer k", "User-Agent": "t"},
+                      timeout=timeout, ssl_context=context, keep=keep)
+
+
+def run(client: LeanClient, *work: Callable[[LeanClient], Any]) -> list[Any]:
+    """Each of ``work`` run on one loop, one after another, the client closed at the end."""
+    async def main() -> list[Any]:
+        try:
+            return [await w(client) for w in work]
+        finally:
+            await client.aclose()
+    return asyncio.run(main())
+
+
+def get(target: str = "/v2/x") -> Callable[[LeanClient], Any]:
+    return lambda c: c.request("GET", target)
+
+
+def test_requests_share_a_kept_connection_and_carry_host_key_and_base_path() -> None:
+    with Server(lambda s: ok()) as server:
+        answers = run(lean(server, path="/api/"), *(get(f"/v2/x?n={i}") for i in range(5)))
+    assert [a.json() for a in answers] == [{"ok": True}] * 5
+    assert server.connections == 1
+    first = server.seen[0].request
+    assert first.target == b"/api/v2/x?n=0" and first.method == b"GET"
+    headers = dict(first.headers)
+    assert headers[b"host"] == f"127.0.0.1:{server.port}".encode()
+    assert headers[b"authorization"] == b"Bearer k" and headers[b"user-agent"] == b"t"
+    assert b"content-length" not in headers  # a GET has no body
+
+
+def test_requests_in_flight_each_get_a_connection_and_at_most_keep_are_kept() -> None:
+    with Server(lambda s: Reply(ok().raw, pause=0.05)) as server:
+        async def burst(client: LeanClient) -> None:
+            await asyncio.gather(*(client.request("GET", "/v2/x") for _ in range(6)))
+        run(lean(server, keep=4), burst, burst)
+    assert server.connections == 8  # six at once, four kept for the second burst, two more made
+
+
+@pytest.mark.parametrize("raw", [
+    b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 4\r\n\r\nbody",
+    b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nbody",  # framed by the end of the connection
+    b"HTTP/1.0 200 OK\r\n\r\nbody",
+])
+def test_an_answer_that_ends_the_connection_is_read_whole_and_the_next_request_opens_another(raw: bytes) -> None:
+    with Server(lambda s: Reply(raw, close=True)) as server:
+        answers = run(lean(server), get(), get())
+    assert [a.content for a in answers] == [b"body", b"body"]
+    assert server.connections == 2
+
+
+def test_a_chunked_answer_is_joined() -> None:
+    raw = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\n[1,\r\n2\r\n2]\r\n0\r\n\r\n"
+    with Server(lambda s: Reply(raw)) as server:
+        (answer,) = run(lean(server), get())
+    assert answer.json() == [1, 2]
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_used_again() -> None:
+    server = Server(lambda s: ok(), close_idle_after=0.05)
+    with server:
+        client = lean(server)
+        with asyncio.Runner() as runner:  # the loop does not run between the two: the close is not seen yet
+            first = runner.run(client.request("GET", "/v2/x"))
+            time.sleep(0.3)
+            second = runner.run(client.request("GET", "/v2/x"))
+            runner.run(client.aclose())
+    assert first.status_code == second.status_code == 200
+    assert server.connections == 2
+
+
+def test_a_connection_dropped_mid_answer_is_a_protocol_error() -> None:
+    answer = Reply(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nshort", close=True)
+    with Server(lambda s: answer) as server, pytest.raises(httpx.RemoteProtocolError):
+        run(lean(server), get())
+
+
+def test_a_connection_closed_without_an_answer_is_a_protocol_error() -> None:
+    with Server(lambda s: Reply(None)) as server, pytest.raises(httpx.RemoteProtocolError):
+        run(lean(server), get())
+
+
+@pytest.mark.parametrize("raw", [b"not http at all\r\n\r\n", b"HTTP/1.1 200 OK\r\nx: " + b"a" * 16 * MAX_HEAD + b"\r\n\r\n"])
+def test_an_answer_that_is_not_http_or_has_a_head_too_large_is_a_protocol_error(raw: bytes) -> None:
+    with Server(lambda s: Reply(raw, close=True)) as server, pytest.raises(httpx.RemoteProtocolError):
+        run(lean(server), get())
+
+
+def test_no_answer_within_the_read_timeout_is_a_read_timeout_and_the_connection_is_dropped() -> None:
+    calls: list[int] = []
+
+    def answer(seen: Seen) -> Reply:
+        calls.append(1)
+        return Reply(ok().raw, pause=0.5 if len(calls) == 1 else 0.0)
+
+    with Server(answer) as server:
+        client = lean(server, timeout=httpx.Timeout(5.0, read=0.2))
+
+        async def timed_out(c: LeanClient) -> str:
+            with pytest.raises(httpx.ReadTimeout):
+                await c.request("GET", "/v2/x")
+            return "timed out"
+
+        assert run(client, timed_out, get())[1].status_code == 200
+    assert server.connections == 2
+
+
+def test_the_read_timeout_is_between_reads_not_for_the_whole_answer() -> None:
+    raw = ok(b"0123456789").raw
+    assert raw is not None
+    with Server(lambda s: Reply(raw, drip=0.3 / len(raw))) as server:  # 0.3 s in all, a byte at a time
+        (answer,) = run(lean(server, timeout=httpx.Timeout(5.0, read=0.2)), get())
+    assert answer.content == b"0123456789"
+
+
+def test_a_refused_port_is_a_connect_error_caused_by_the_refusal() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
+    with pytest.raises(httpx.ConnectError) as caught:
+        run(client, get())
+    assert isinstance(caught.value.__cause__, ConnectionRefusedError)
+    cause, final = connect_cause(caught.value, httpx.URL(f"http://127.0.0.1:{port}"))
+    assert "connection refused" in cause and not final
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+def tls_server(ca: trustme.CA) -> Server:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    return Server(lambda s: ok(), tls=context)
+
+
+def test_tls_to_a_trusted_certificate_answers(ca: trustme.CA) -> None:
+    trusted = ssl.create_default_context()
+    ca.configure_trust(trusted)
+    with tls_server(ca) as server:
+        (answer,) = run(lean(server, scheme="https", context=trusted), get())
+    assert answer.json() == {"ok": True}
+
+
+def test_tls_to_an_untrusted_certificate_is_a_final_connect_error(ca: trustme.CA) -> None:
+    with tls_server(ca) as server:
+        with pytest.raises(httpx.ConnectError) as caught:
+            run(lean(server, scheme="https", context=ssl.create_default_context()), get())
+        cause, final = connect_cause(caught.value, httpx.URL(server.url("https")))
+    assert "TLS failed" in cause and final
+
+
+def test_a_body_is_sent_with_its_length_and_a_streamed_one_chunked() -> None:
+    big = b"x" * 3_000_000  # more than the socket's buffers: sent as the server reads
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for piece in (b"[1,", b"", b"2,", b"3]"):
+            yield piece
+
+    with Server(lambda s: ok()) as server:
+        run(lean(server), lambda c: c.request("POST", "/v2/x", content=big, headers={"Content-Type": "application/json"}),
+            lambda c: c.request("PUT", "/v2/x", content=chunks()), lambda c: c.request("POST", "/v2/x"))
+    sized, streamed, empty = server.seen
+    assert sized.body == big and dict(sized.request.headers)[b"content-length"] == b"3000000"
+    assert dict(sized.request.headers)[b"content-type"] == b"application/json"
+    assert streamed.body == b"[1,2,3]" and dict(streamed.request.headers)[b"transfer-encoding"] == b"chunked"
+    assert empty.body == b"" and dict(empty.request.headers)[b"content-length"] == b"0"
+
+
+def test_a_cancelled_exchange_drops_its_connection() -> None:
+    calls: list[int] = []
+
+    def answer(seen: Seen) -> Reply:
+        calls.append(1)
+        return Reply(ok().raw, pause=1.0 if len(calls) == 1 else 0.0)
+
+    with Server(answer) as server:
+        async def cancelled(c: LeanClient) -> None:
+            task = asyncio.ensure_future(c.request("GET", "/v2/x"))
+            await asyncio.sleep(0.2)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        answers = run(lean(server), cancelled, get())
+    assert answers[1].status_code == 200
+    assert server.connections == 2  # the answer to the cancelled request never reaches the next one
+
+
+def test_a_redirect_is_not_followed() -> None:
+    raw = b"HTTP/1.1 302 Found\r\nlocation: https://elsewhere.example/v2/x\r\ncontent-length: 0\r\n\r\n"
+    with Server(lambda s: Reply(raw)) as server:
+        client = ApiClient(lean(server), max_retries=0)
+        with client, pytest.raises(ProblemError) as caught:
+            client.run(client.get("/v2/x"))
+    assert caught.value.status == 302 and "unexpected redirect" in str(caught.value)
+    assert len(server.seen) == 1
