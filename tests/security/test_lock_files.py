@@ -39,15 +39,17 @@ def entries(lock: str) -> list[str]:
     return [line.strip() for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-def pins(lock: str) -> dict[str, Pin]:
-    found: dict[str, Pin] = {}
+def pins(lock: str) -> dict[tuple[str, str], Pin]:
+    """A lock file's pins by name and marker: a universal resolution may pin two versions of one
+    package, each for its own Pythons or platforms."""
+    found: dict[tuple[str, str], Pin] = {}
     for line in entries(lock):
         words = line.split()
         hashes = tuple(w for w in words if w.startswith("--hash="))
         requirement = Requirement(" ".join(w for w in words if not w.startswith("--hash=")))
         (specifier,) = requirement.specifier
-        found[canonicalize_name(requirement.name)] = Pin(canonicalize_name(requirement.name), specifier.version,
-                                                         str(requirement.marker or ""), hashes, line)
+        pin = Pin(canonicalize_name(requirement.name), specifier.version, str(requirement.marker or ""), hashes, line)
+        found[pin.name, pin.marker] = pin
     return found
 
 
@@ -64,22 +66,22 @@ def test_every_line_of_a_lock_file_pins_one_version_with_sha256_hashes(lock: str
 
 
 def test_pip_and_the_build_backend_are_pinned_and_the_build_backend_fits_pyproject() -> None:
-    installers = pins("requirements-pip.lock")
+    installers = {name: pin for (name, _), pin in pins("requirements-pip.lock").items()}
     assert set(installers) == {"pip", "setuptools"}
     (backend,) = (Requirement(r) for r in PYPROJECT["build-system"]["requires"])
     assert canonicalize_name(backend.name) == "setuptools"
     assert backend.specifier.contains(installers["setuptools"].version)
     for lock in ("requirements.lock", "requirements-dev.lock"):  # one version of pip wherever it appears
-        for name, pin in pins(lock).items():
+        for (name, _), pin in pins(lock).items():
             if name in installers:
                 assert (pin.version, pin.hashes) == (installers[name].version, installers[name].hashes), lock
 
 
 def test_the_runtime_lock_takes_the_dev_locks_versions_and_hashes() -> None:
     dev = pins("requirements-dev.lock")
-    for name, pin in pins("requirements.lock").items():
-        assert name in dev, name
-        assert (pin.version, pin.marker, pin.hashes) == (dev[name].version, dev[name].marker, dev[name].hashes)
+    for key, pin in pins("requirements.lock").items():
+        assert key in dev, pin.line
+        assert (pin.version, pin.hashes) == (dev[key].version, dev[key].hashes), pin.line
 
 
 def declared(extra: str) -> list[Requirement]:
@@ -101,13 +103,14 @@ def declared(extra: str) -> list[Requirement]:
 
 @pytest.mark.parametrize(("lock", "extra"), [("requirements.lock", "emulator"), ("requirements-dev.lock", "dev")])
 def test_a_lock_holds_every_dependency_of_its_extra_within_its_range(lock: str, extra: str) -> None:
-    locked = pins(lock)
+    locked = pins(lock).values()
     for requirement in declared(extra):
-        pin = locked.get(canonicalize_name(requirement.name))
-        assert pin is not None, f"{requirement} is missing from {lock}: run make lock"
-        assert SpecifierSet(str(requirement.specifier)).contains(pin.version, prereleases=True), (requirement, pin)
-        if requirement.marker is None:  # needed everywhere: locked for every platform
-            assert not pin.marker, (requirement, pin.marker)
+        found = [pin for pin in locked if pin.name == canonicalize_name(requirement.name)]
+        assert found, f"{requirement} is missing from {lock}: run make lock"
+        for pin in found:
+            assert SpecifierSet(str(requirement.specifier)).contains(pin.version, prereleases=True), (requirement, pin)
+        if requirement.marker is None and len(found) == 1:  # needed everywhere: locked for every platform
+            assert not found[0].marker, (requirement, found[0].marker)
 
 
 def pip_installs(commands: str) -> list[list[str]]:
