@@ -6,21 +6,27 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime
 .PHONY: install install-runtime test lint demo bench soak mutation audit clean lock
 
 # `install`: the package with its dev tools (make test, make bench); `install-runtime`: the package and the
-# emulator only (make demo). Both take the exact versions of the lock files (`make lock`).
+# emulator only (make demo). Both install pip and setuptools from requirements-pip.lock first, then every
+# dependency from a lock file (`make lock`) with `--require-hashes`: exact versions, each file checked against
+# its sha256. The package itself has no hash: it is installed last, with `--no-deps` (nothing unpinned comes
+# in) and `--no-build-isolation` (built by the setuptools just verified, not one fetched for the build).
+PIP_INSTALL := $(PY) -m pip install -q --require-hashes
 install: $(STAMP)
 
-$(STAMP): pyproject.toml requirements-dev.lock
+$(STAMP): pyproject.toml requirements-pip.lock requirements-dev.lock
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip >/dev/null
-	$(PY) -m pip install -q -c requirements-dev.lock -e '.[dev]'
+	$(PIP_INSTALL) -r requirements-pip.lock
+	$(PIP_INSTALL) -r requirements-dev.lock
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP) $(RUNTIME_STAMP)
 
 install-runtime: $(RUNTIME_STAMP)
 
-$(RUNTIME_STAMP): pyproject.toml requirements.lock
+$(RUNTIME_STAMP): pyproject.toml requirements-pip.lock requirements.lock
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip >/dev/null
-	$(PY) -m pip install -q -c requirements.lock -e '.[emulator]'
+	$(PIP_INSTALL) -r requirements-pip.lock
+	$(PIP_INSTALL) -r requirements.lock
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(RUNTIME_STAMP)
 
 lint: install
@@ -76,17 +82,26 @@ audit: install
 clean:
 	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache mutants
 
-# The lock files: exact versions of every dependency, resolved in a clean virtual environment from the
-# ranges in pyproject.toml. `make install`, `make demo`, the Dockerfile and CI install with them as
-# constraints. Run after changing a dependency (see README, "Dependencies").
+# The lock files (`make lock`), each resolved by uv for every platform and Python the package supports
+# (`--universal`: Linux, macOS, Windows; markers such as uvloop's kept) with the sha256 of every file the
+# index lists for each pinned version (wheels of all platforms and the sdist):
+#   requirements-pip.lock  pip and setuptools, installed first into every environment
+#   requirements-dev.lock  runtime + the dev extra (make install, make test, make bench)
+#   requirements.lock      runtime + the emulator extra (make demo, the Dockerfile), at the dev lock's versions
+#   requirements-uv.lock   uv itself, the resolver used here
+# A version already in a lock file is kept if it still fits pyproject.toml: `make lock` adds and removes
+# what changed there and upgrades nothing. `make lock LOCK_FLAGS=--upgrade` takes the newest versions the
+# ranges allow; `LOCK_FLAGS='--upgrade-package NAME'` one package. See README, "Dependencies".
 LOCK_VENV := .lock-venv
+LOCK_FLAGS ?=
+UV_COMPILE = $(LOCK_VENV)/bin/uv pip compile --quiet --universal --generate-hashes \
+	--custom-compile-command 'make lock' $(LOCK_FLAGS)
 lock:
 	rm -rf $(LOCK_VENV) && python3 -m venv $(LOCK_VENV)
-	$(LOCK_VENV)/bin/python -m pip install -q --upgrade pip >/dev/null
-	$(LOCK_VENV)/bin/python -m pip install -q '.[emulator]'
-	{ echo "# make lock: the runtime's exact versions (pyproject.toml dependencies + the emulator extra)"; \
-	  $(LOCK_VENV)/bin/python -m pip freeze --exclude reconciler; } > requirements.lock
-	$(LOCK_VENV)/bin/python -m pip install -q '.[dev]'
-	{ echo "# make lock: the exact versions of make test and make bench (runtime + dev extra)"; \
-	  $(LOCK_VENV)/bin/python -m pip freeze --exclude reconciler; } > requirements-dev.lock
+	$(LOCK_VENV)/bin/python -m pip install -q --require-hashes -r requirements-pip.lock
+	$(LOCK_VENV)/bin/python -m pip install -q --require-hashes -r requirements-uv.lock
+	printf 'uv\n' | $(UV_COMPILE) - -o requirements-uv.lock
+	printf 'pip\nsetuptools\n' | $(UV_COMPILE) - -o requirements-pip.lock
+	$(UV_COMPILE) pyproject.toml --extra dev -c requirements-pip.lock -o requirements-dev.lock
+	$(UV_COMPILE) pyproject.toml --extra emulator -c requirements-dev.lock -o requirements.lock
 	rm -rf $(LOCK_VENV)
