@@ -278,7 +278,11 @@ def _bad_tag(path: Path, union: TaggedUnion | None, value: Any) -> Iterator[tupl
     if not isinstance(value, dict):
         yield path, f"expected a mapping, got {a_kind_of(value)}", False
         return
-    if union.key not in value:
+    misspelt = next((k for k in value if isinstance(k, str) and suggest(k, [union.key]) == union.key), None)
+    if union.key not in value and misspelt is not None:  # provder: VENDOR_A
+        yield (*path, misspelt), (f"unknown field '{misspelt}'; did you mean '{union.key}'? (it chooses the fields "
+                                  f"that apply: one of {', '.join(tags)})"), True
+    elif union.key not in value:
         if not path and union.key == "kind" and "name" not in value and value \
                 and all(isinstance(k, str) and _VARIABLE_NAME.match(k) for k in value):
             yield path, ("missing required field 'kind': this looks like a var file (a mapping of variables), "

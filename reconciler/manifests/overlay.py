@@ -119,6 +119,11 @@ def substitute(doc: YamlDocument, variables: Variables, problems: list[Problem])
             problem(path, "a variable is never a secret: write {env: NAME} or {file: PATH} here")
             doc.refused.add(path)
             return None
+        if path in ("", "kind"):  # what the document is, as the schema and every reader sees it
+            problem(path, "a variable is never a document's kind: write the kind itself"
+                    + ("" if path else ", and its fields"))
+            doc.refused.add(path)
+            return None
         variables.used.add(name)
         return found
 

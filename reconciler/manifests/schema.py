@@ -55,7 +55,9 @@ PATCH_SCHEMA: dict[str, Any] = {
         "patch": {"type": "object", "description": "The JSON Merge Patch: the fields to set; null removes one. "
                                                    "It cannot change kind or name."},
     },
-    "if": {"properties": {"target": {"pattern": f"^({'|'.join(SPACED_KINDS)})/"}}, "required": ["target"]},
+    # a target given as a variable may name any kind: the loader checks the space once it is resolved
+    "if": {"properties": {"target": {"type": "string", "pattern": f"^({'|'.join(SPACED_KINDS)})/"}},
+           "required": ["target"]},
     "then": {"required": ["space"]},
 }
 
@@ -162,7 +164,7 @@ def manifest_json_schema() -> dict[str, Any]:
         definitions[kind] = _tidy(schema)
     definitions = {name: _switches(d, definitions) for name, d in definitions.items()}
     definitions = {name: _with_variables(d) for name, d in definitions.items()}
-    definitions["Patch"] = PATCH_SCHEMA
+    definitions["Patch"] = _with_variables(PATCH_SCHEMA)  # variables are resolved in a Patch too
     definitions["Variable"] = VARIABLE_SCHEMA
     every_kind = [*DOCUMENT_KINDS, "Policy", "Patch"]
     return {

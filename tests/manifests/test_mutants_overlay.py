@@ -87,12 +87,12 @@ def test_a_variables_file_with_a_syntax_error_names_the_file_and_line(tmp_path: 
     assert problems[1].startswith("bad.yaml:2:1: document 1: YAML syntax error")
 
 
-def test_a_whole_document_may_come_from_a_variable(tmp_path: Path) -> None:
+def test_a_whole_document_never_comes_from_a_variable(tmp_path: Path) -> None:
     (tmp_path / "v.yaml").write_text(
         "whole:\n  kind: Prompt\n  space: research\n  name: p\n  description: from-a-file\n"
         "  version: {commit_message: c, provider: VENDOR_A, messages: [{role: user, content: hi}]}\n")
-    ms = load(tmp_path, "var: whole\n", var_files=(str(tmp_path / "v.yaml"),))
-    assert description(ms) == "from-a-file"
+    assert refused(tmp_path, "var: whole\n", var_files=(str(tmp_path / "v.yaml"),)) == [
+        "0.yaml:1:1: document 1: a variable is never a document's kind: write the kind itself, and its fields"]
 
 
 def test_a_reference_in_a_list_document_is_named_at_its_item_and_line(tmp_path: Path) -> None:

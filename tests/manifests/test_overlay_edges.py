@@ -131,6 +131,14 @@ def test_a_variable_in_a_secret_position_is_refused(tmp_path: Path, where: str) 
     assert any("a variable is never a secret: write {env: NAME} or {file: PATH} here" in p for p in problems)
 
 
+@pytest.mark.parametrize("document", ["kind: {var: k}\nname: x\n", "kind: Pro${var.k}\nname: x\n", "{var: d}\n"])
+def test_a_variable_is_never_a_documents_kind(tmp_path: Path, document: str) -> None:
+    """The schema and every reader take a document's kind as written: a variable there is refused."""
+    (tmp_path / "vars.yaml").write_text("k: Prompt\nd: {kind: Integration, name: z}\n")
+    problems = refused(tmp_path, document, var_files=(str(tmp_path / "vars.yaml"),))
+    assert len(problems) == 1 and "a variable is never a document's kind: write the kind itself" in problems[0]
+
+
 def test_a_variable_beside_a_secret_is_not_a_secret_position(tmp_path: Path) -> None:
     text = ("kind: Integration\nname: i\ntype: LLM\nconfig: {provider: CUSTOM, api_key: {env: K}, "
             "base_url: '${var.u}', is_default_models_enabled: true}\n")
