@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from reconciler import __version__, teardown
+from reconciler import __version__
 from reconciler.cli_common import connect
 from reconciler.cli_common import load as _load
 from reconciler.cli_common import read_progress as _read_progress
@@ -23,12 +23,10 @@ from reconciler.cli_observe import show_error
 from reconciler.cli_pull import pull
 from reconciler.cli_watch import watch
 from reconciler.errors import ReconcilerError
-from reconciler.pydantic_plugins import skip_discovery as skip_plugin_discovery
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
-        teardown.deny()  # a command runs: the process exits normally unless it allows otherwise
         try:
             return super().invoke(ctx)
         except ReconcilerError as exc:
@@ -40,10 +38,6 @@ class _Group(click.Group):
         """As click's, but a usage error (unknown option, bad value, missing PATH) exits 1, not
         click's 2: exit 2 means "changes" or "drift" here, and a typo in a CI job must not read as
         either."""
-        # No pydantic plugin has anything to see in the manifest models: skip their discovery (a scan
-        # of every installed package's metadata on the first model, paid by every command). Set
-        # PYDANTIC_DISABLE_PLUGINS to load them anyway.
-        skip_plugin_discovery()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
