@@ -23,7 +23,9 @@ still reconciles the last good state, and the schedule stays.
 
 SIGTERM or SIGINT: no new cycle and no new call starts; during an apply the calls in flight finish
 (the executor asks the stop flag before each call: the rest are reported as not started), the
-report is printed, and the process exits 0. A second signal aborts at once.
+report is printed, and the process exits 0. The first signal puts back the handlers the process
+had: a second SIGTERM ends it at once (the signal's default action), a second Ctrl-C is Python's
+``KeyboardInterrupt``.
 
 ``--notify URL``: a JSON ``POST`` (Slack-compatible: it has ``text``) when drift appears (a resource
 drifted that was not drifted at the previous cycle) and when it is healed (nothing drifted any more,
@@ -143,6 +145,7 @@ class Watcher:
         self.rng = rng or random.Random()
         self.stop = threading.Event()
         self.signal_name: str | None = None
+        self._handlers: dict[int, Any] = {}  # the signal handlers ``run`` replaced, put back at the first signal
         self.last_good: ManifestSet | None = None
         self.last_error: str | None = None
         self.cycles = 0
@@ -157,7 +160,7 @@ class Watcher:
 
     def run(self) -> int:
         """Loop until a signal (exit 0); with ``once``, one cycle (0 ok, 2 drift left, 1 failed)."""
-        handlers = self._install_signals()
+        self._install_signals()
         server = None if self.config.metrics_addr is None else HealthServer(
             self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready).start()
         try:
@@ -183,8 +186,7 @@ class Watcher:
             self.finished = True
             if server is not None:
                 server.close()
-            for signum, handler in handlers.items():
-                signal.signal(signum, handler)
+            self._restore_signals()
 
     def cycle(self, client: ApiClient) -> tuple[bool, bool]:
         """One cycle; returns (it succeeded, changes are left: drift, or with --prune unmanaged)."""
@@ -384,18 +386,21 @@ class Watcher:
 
     # ------------------------------------------------------------------ signals and the metrics server
 
-    def _install_signals(self) -> dict[int, Any]:
-        if threading.current_thread() is not threading.main_thread():
-            return {}
-        return {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    def _install_signals(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self._handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def _restore_signals(self) -> None:
+        handlers, self._handlers = self._handlers, {}
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        again = self.stop.is_set()
         self.signal_name = signal.Signals(signum).name
         self.stop.set()  # no new cycle; the loop reports and exits
-        if again:
-            raise KeyboardInterrupt  # a second signal aborts at once
-        # during an apply the executor sees ``stop``: it finishes the calls in flight and starts no other
+        # during an apply the executor sees ``stop``: it finishes the calls in flight and starts no other;
+        # a second signal is the process's own again (SIGTERM ends it, Ctrl-C raises KeyboardInterrupt)
+        self._restore_signals()
 
     def healthy(self) -> bool:
         """The loop runs and showed life recently (a request, an outcome, a cycle)."""
