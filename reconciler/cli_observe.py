@@ -3,7 +3,7 @@
 the command observed. The run gets a ``Telemetry`` (kept on its click context,
 ``cli_common.observer()``; the command passes it to ``workflow.connect``, and the workflow steps
 report to the client's), ends with a ``command`` event (outcome, exit code, duration), and writes its
-metrics file, whatever the ending. ``watch`` keeps its own telemetry: it takes ``@log_format`` alone.
+metrics file, whatever the ending. ``watch`` keeps its own telemetry: it takes ``@LOG_FORMAT`` alone.
 """
 
 from __future__ import annotations
