@@ -1,3 +1,3 @@
-from reconciler.fast_exit import entry
+from reconciler.cli import main
 
-entry()  # the console script's entry: main(prog_name="reconciler"), then a fast exit where safe
+main(prog_name="reconciler")  # as the console script: usage and completion say "reconciler"

@@ -7,28 +7,26 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import click
 
-from reconciler import __version__, teardown
+from reconciler import __version__
 from reconciler.cli_common import connect
 from reconciler.cli_common import load as _load
 from reconciler.cli_common import read_progress as _read_progress
 from reconciler.cli_common import say as _say
-from reconciler.cli_confine import install as install_confine
+from reconciler.cli_confine import confined
 from reconciler.cli_flags import APPROVE, REHEARSE, SAVED, connection_flags, flags_given, plan_flags
-from reconciler.cli_observe import install as install_observe
-from reconciler.cli_observe import show_error
+from reconciler.cli_observe import observed, show_error
 from reconciler.cli_pull import pull
 from reconciler.cli_watch import watch
 from reconciler.errors import ReconcilerError
-from reconciler.pydantic_plugins import skip_discovery as skip_plugin_discovery
 
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
-        teardown.deny()  # a command runs: the process exits normally unless it allows otherwise
         try:
             return super().invoke(ctx)
         except ReconcilerError as exc:
@@ -40,10 +38,6 @@ class _Group(click.Group):
         """As click's, but a usage error (unknown option, bad value, missing PATH) exits 1, not
         click's 2: exit 2 means "changes" or "drift" here, and a typo in a CI job must not read as
         either."""
-        # No pydantic plugin has anything to see in the manifest models: skip their discovery (a scan
-        # of every installed package's metadata on the first model, paid by every command). Set
-        # PYDANTIC_DISABLE_PLUGINS to load them anyway.
-        skip_plugin_discovery()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
@@ -77,8 +71,10 @@ def _report_read(verbose: bool, live: Any) -> None:
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
-@plan_flags("policies", "variables", "var_files", target="types:SimpleNamespace",  # validate imports no planner
+@plan_flags("policies", "variables", "var_files", build=SimpleNamespace,  # validate imports no planner
             policies={"help": "Check these Policy documents too (a file or a directory; repeatable)."})
+@observed()
+@confined
 def validate(paths: tuple[str, ...], check_secrets: bool, options: Any) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
     from reconciler.manifests.commands import run_validate
@@ -90,6 +86,7 @@ def validate(paths: tuple[str, ...], check_secrets: bool, options: Any) -> None:
 
 @main.command()
 @click.option("--plan", "of_plan", is_flag=True, help="The JSON Schema of the JSON plan (--format json, PLANFILE).")
+@observed()
 def schema(of_plan: bool) -> None:
     """Print the JSON Schema of the manifest format (of the JSON plan with --plan)."""
     if of_plan:
@@ -112,6 +109,8 @@ def schema(of_plan: bool) -> None:
 @REHEARSE
 @plan_flags()
 @connection_flags
+@observed(metrics_file=True)
+@confined
 def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
          quiet: bool, rehearse: bool, options: Any, conn: Any) -> None:
     """Fetch live state and print the plan."""
@@ -161,6 +160,8 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 @plan_flags("since", "targets", "excludes", "policies", "variables", "var_files",
             since={"help": "Count write-only fields whose declaration changed since this git revision as drift."})
 @connection_flags
+@observed(metrics_file=True)
+@confined
 def drift(paths: tuple[str, ...], fmt: str, prune: bool, verbose: bool, quiet: bool, options: Any,
           conn: Any) -> None:
     """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET.
@@ -188,6 +189,8 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, verbose: bool, quiet: b
 @REHEARSE
 @plan_flags()
 @connection_flags
+@observed(metrics_file=True)
+@confined
 def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals: tuple[str, ...], verbose: bool,
           quiet: bool, rehearse: bool, options: Any, conn: Any) -> None:
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
@@ -331,6 +334,7 @@ def _apply_and_confirm(planned: Any, client: Any, manifests: Any, live: Any, par
 @click.option("--out", "out_dir", default="exported", show_default=True, type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Write into --out even when it is not empty.")
 @connection_flags
+@observed()
 def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, force: bool, verbose: bool,
            quiet: bool, conn: Any) -> None:
     """Write manifests from live state (adoption of existing resources): everything, the spaces
@@ -361,6 +365,7 @@ def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, fo
 @click.option("--errors-url", default=None, help="Base of the problem type URIs.")
 @click.option("--space", "spaces", multiple=True, metavar="NAME",
               help="Create this space too, when missing (repeatable; default and research always exist).")
+@observed()
 def emulator(
     host: str, port: int, db: str | None, admin_key: str, reader_key: str, space_key: tuple[str, ...],
     rate_limit: float | None, rate_burst: float | None, faults: str | None, errors_url: str | None,
@@ -385,9 +390,6 @@ def emulator(
     ))
 
 
-# Registered last: `watch` (reconciler/cli_watch.py), `pull` (reconciler/cli_pull.py), then the options every
-# command shares (--log-format; --metrics-file on plan, apply, drift: reconciler/cli_observe.py).
+# The commands of their own modules: `pull` (reconciler/cli_pull.py) and `watch` (reconciler/cli_watch.py).
 main.add_command(pull)
 main.add_command(watch)
-install_observe(main)
-install_confine(main)  # --allow-outside-tree on the commands that load manifests

@@ -1,4 +1,5 @@
-"""``--allow-outside-tree`` on every command that loads manifests (see ``manifests.confine``)."""
+"""``--allow-outside-tree`` on every command that loads manifests (see ``manifests.confine``):
+``@confined``, applied where each such command is defined."""
 
 from __future__ import annotations
 
@@ -8,28 +9,17 @@ from typing import Any
 
 import click
 
-from reconciler.cli_flags import collect, collected
 from reconciler.manifests.confine import ENV, FLAG, allowing_outside_tree
 
-#: The commands that load manifests (a command not registered is skipped).
-LOADING_COMMANDS = ("validate", "plan", "apply", "drift", "watch", "pull")
 
+def confined(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--allow-outside-tree`` on the command: while it runs, files its manifests name may lie
+    outside their tree when the flag is given. The callback does not receive the flag."""
+    @functools.wraps(f)
+    def run(*args: Any, allow_outside_tree: bool, **kwargs: Any) -> Any:
+        with allowing_outside_tree(allow_outside_tree):
+            return f(*args, **kwargs)
 
-def install(group: click.Group) -> None:
-    for name in LOADING_COMMANDS:
-        command = group.commands.get(name)
-        if command is None or command.callback is None or any(p.name == "allow_outside_tree" for p in command.params):
-            continue
-        command.params.append(click.Option(
-            [FLAG], is_flag=True, expose_value=False, callback=collect("confine"), help=f"Let {{file: PATH}} secrets and examples_file name files outside the "
-            f"manifests' tree (the PATHs given; or {ENV}=1)."))
-        command.callback = _wrap(command.callback)
-
-
-def _wrap(callback: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(callback)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        with allowing_outside_tree(bool(collected("confine").get("allow_outside_tree"))):
-            return callback(*args, **kwargs)
-
-    return run
+    return click.option(FLAG, "allow_outside_tree", is_flag=True,
+                        help=f"Let {{file: PATH}} secrets and examples_file name files outside the manifests' tree "
+                             f"(the PATHs given; or {ENV}=1).")(run)

@@ -10,7 +10,6 @@ test (tests/cli/test_flags.py) passes every flag of every command and finds its 
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,15 +96,13 @@ REHEARSE = click.option("--rehearse", is_flag=True, help="Rehearse the plan on a
                         "not converge.")
 
 
-def _bind(into: str, flags: Iterable[Flag], target: str, argument: str,
+def _bind(into: str, flags: Iterable[Flag], build: Callable[..., Any], argument: str,
           override: Mapping[str, Mapping[str, Any]]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Add ``flags`` to a command; its callback gets ``argument=`` the ``target`` class (``module:Name``,
-    imported on first use) built from their values."""
+    """Add ``flags`` to a command; its callback gets ``argument=`` what ``build`` makes of their values."""
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(f)
         def run(*args: Any, **kwargs: Any) -> Any:
-            module, _, name = target.partition(":")
-            return f(*args, **{argument: getattr(importlib.import_module(module), name)(**collected(into)), **kwargs})
+            return f(*args, **{argument: build(**collected(into)), **kwargs})
 
         for flag in reversed(tuple(flags)):
             run = click.option(*flag.decls, flag.name, expose_value=False, callback=collect(into),
@@ -115,13 +112,27 @@ def _bind(into: str, flags: Iterable[Flag], target: str, argument: str,
     return decorate
 
 
-def plan_flags(*names: str, target: str = "reconciler.plan.model:PlanOptions",
+def plan_options(**values: Any) -> Any:
+    """The ``PlanOptions`` of a command's flags (the planner's model is imported only when a command runs)."""
+    from reconciler.plan.model import PlanOptions
+
+    return PlanOptions(**values)
+
+
+def connection(**values: Any) -> Any:
+    """The ``workflow.Connection`` of a command's flags (imported only when a command runs)."""
+    from reconciler.workflow import Connection
+
+    return Connection(**values)
+
+
+def plan_flags(*names: str, build: Callable[..., Any] = plan_options,
                **override: Mapping[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The ``PLAN_FLAGS`` named, in that order (all when none is); ``options: PlanOptions`` (or
-    ``target``) given to the callback. ``override`` changes a flag's click settings for this command
-    (``since={"help": ...}``)."""
+    """The ``PLAN_FLAGS`` named, in that order (all when none is); ``options=build(...)`` given to the
+    callback (a ``PlanOptions`` unless ``build`` says otherwise). ``override`` changes a flag's click
+    settings for this command (``since={"help": ...}``)."""
     flags = {f.name: f for f in PLAN_FLAGS}
-    return _bind("plan_options", [flags[n] for n in names] if names else PLAN_FLAGS, target, "options", override)
+    return _bind("plan_options", [flags[n] for n in names] if names else PLAN_FLAGS, build, "options", override)
 
 
 def connection_flags(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -129,7 +140,7 @@ def connection_flags(f: Callable[..., Any]) -> Callable[..., Any]:
     (``verbose``, ``quiet``), which say how much it prints."""
     f = click.option("-q", "--quiet", is_flag=True, help="Print only changes, drift and errors (for cron).")(f)
     f = click.option("-v", "--verbose", is_flag=True, help="Report every request on stderr too.")(f)
-    return _bind("connection", CONNECTION_FLAGS, "reconciler.workflow:Connection", "conn", {})(f)
+    return _bind("connection", CONNECTION_FLAGS, connection, "conn", {})(f)
 
 
 def flags_given(options: Any, names: Iterable[str]) -> list[str]:

@@ -1,10 +1,9 @@
-"""``--log-format`` on every command and ``--metrics-file`` on plan, apply and drift.
-
-``install(main)`` adds the options to each command of the group and wraps its callback: the run gets
-a ``Telemetry`` (kept on its click context, ``cli_common.observer()``; the command passes it to
-``workflow.connect``, and the workflow steps report to the client's), ends with a
-``command`` event (outcome, exit code, duration), and writes its metrics file, whatever the ending.
-Kept apart from ``cli.py`` so the commands themselves stay as they are.
+"""``--log-format`` on every command and ``--metrics-file`` on plan, apply and drift: ``@observed()``
+(``@observed(metrics_file=True)``), applied where each command is defined, adds the options and runs
+the command observed. The run gets a ``Telemetry`` (kept on its click context,
+``cli_common.observer()``; the command passes it to ``workflow.connect``, and the workflow steps
+report to the client's), ends with a ``command`` event (outcome, exit code, duration), and writes its
+metrics file, whatever the ending. ``watch`` keeps its own telemetry: it takes ``@LOG_FORMAT`` alone.
 """
 
 from __future__ import annotations
@@ -20,19 +19,33 @@ from typing import Any
 import click
 
 from reconciler.cli_common import TELEMETRY
-from reconciler.cli_flags import collect, collected
 from reconciler.errors import ManifestError, ReconcilerError
 from reconciler.telemetry import LOG_FORMATS, Telemetry
 
-#: Commands that can write their metrics for node_exporter's textfile collector.
-METRICS_FILE_COMMANDS = ("plan", "apply", "drift")
 LAST_SUCCESS = "reconciler_last_successful_cycle_timestamp_seconds"
 
+#: ``--log-format``, given to the callback as ``log_format`` (``watch``'s; ``observed`` takes it for the others).
+LOG_FORMAT = click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text", show_default=True,
+                          envvar="RECONCILER_LOG_FORMAT",
+                          help="json: one event a line on stderr (cycle, resource, action, outcome, timing).")
+METRICS_FILE = click.option("--metrics-file", type=click.Path(dir_okay=False), metavar="FILE",
+                            help="Write this run's metrics to FILE (Prometheus text format, atomically) for "
+                                 "node_exporter's textfile collector.")
 
-def log_format_option(**extra: Any) -> click.Option:
-    return click.Option(["--log-format"], type=click.Choice(LOG_FORMATS), default="text", show_default=True,
-                        envvar="RECONCILER_LOG_FORMAT",
-                        help="json: one event a line on stderr (cycle, resource, action, outcome, timing).", **extra)
+
+def observed(*, metrics_file: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--log-format`` (and with ``metrics_file``, ``--metrics-file``) on the command, which runs
+    with a ``Telemetry`` of its own; the callback receives neither option."""
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def run(*args: Any, log_format: str, metrics_file: str | None = None, **kwargs: Any) -> Any:
+            return _run_observed(functools.partial(f, *args, **kwargs), log_format, metrics_file)
+
+        if metrics_file:
+            run = METRICS_FILE(run)
+        return LOG_FORMAT(run)
+
+    return decorate
 
 
 def json_log_requested(args: list[str]) -> bool:
@@ -60,61 +73,43 @@ def show_error(exc: click.ClickException, args: Any, *, exit_code: int) -> None:
         message=exc.format_message(), error_type=type(exc).__name__, exit_code=exit_code)
 
 
-def install(group: click.Group) -> None:
-    for name, command in group.commands.items():
-        if any(p.name == "log_format" for p in command.params):
-            continue
-        command.params.append(log_format_option(expose_value=False, callback=collect("observe")))
-        if name in METRICS_FILE_COMMANDS:
-            command.params.append(click.Option(["--metrics-file"], type=click.Path(dir_okay=False), metavar="FILE",
-                                               expose_value=False, callback=collect("observe"),
-                                               help="Write this run's metrics to FILE (Prometheus text format, "
-                                                    "atomically) for node_exporter's textfile collector."))
-        if command.callback is not None and name != "watch":  # watch keeps its own telemetry
-            command.callback = _wrap(name, command.callback)
-
-
-def _wrap(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(callback)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        log_format, metrics_file = collected("observe").get("log_format", "text"), collected("observe").get("metrics_file")
-        if metrics_file and not Path(metrics_file).resolve().parent.is_dir():
-            raise ReconcilerError(f"--metrics-file {metrics_file}: the directory {Path(metrics_file).parent} "
-                                  "does not exist")
-        telemetry = Telemetry(log_format=log_format, metrics=bool(metrics_file))  # figures only when written
-        meta = click.get_current_context().meta
-        previous, meta[TELEMETRY] = meta.get(TELEMETRY), telemetry
-        started = time.monotonic()
-        code: int = 0
-        bad_manifests = False
-        try:
-            callback(*args, **kwargs)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            bad_manifests = name == "validate" and code == 1
-            raise
-        except ReconcilerError as exc:
-            code, error, bad_manifests = exc.exit_code, str(exc), isinstance(exc, ManifestError)
-            if log_format == "json":  # the error as an event, not as a second, unstructured line
-                telemetry.event("error", command=name, outcome="error", message=error, error_type=type(exc).__name__)
-                sys.exit(code)
-            raise
-        except BaseException:
-            code = 1
-            raise
-        finally:
-            meta[TELEMETRY] = previous
-            duration = time.monotonic() - started
-            success = code in (0, 2)  # 2: changes (plan --detailed-exitcode) or drift: the run worked
-            outcome = "ok" if success else "manifest_error" if bad_manifests else "error"
-            if outcome == "manifest_error":
-                telemetry.manifest_failed()
-            telemetry.cycle_done(outcome, duration, success=success)
-            telemetry.event("command", command=name, outcome=outcome, exit_code=code, duration_s=round(duration, 3))
-            if metrics_file:
-                _write_metrics(telemetry, metrics_file, success)
-
-    return run
+def _run_observed(callback: Callable[[], Any], log_format: str, metrics_file: str | None) -> Any:
+    name = click.get_current_context().info_name or "reconciler"
+    if metrics_file and not Path(metrics_file).resolve().parent.is_dir():
+        raise ReconcilerError(f"--metrics-file {metrics_file}: the directory {Path(metrics_file).parent} "
+                              "does not exist")
+    telemetry = Telemetry(log_format=log_format, metrics=bool(metrics_file))  # figures only when written
+    meta = click.get_current_context().meta
+    previous, meta[TELEMETRY] = meta.get(TELEMETRY), telemetry
+    started = time.monotonic()
+    code: int = 0
+    bad_manifests = False
+    try:
+        return callback()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        bad_manifests = name == "validate" and code == 1
+        raise
+    except ReconcilerError as exc:
+        code, error, bad_manifests = exc.exit_code, str(exc), isinstance(exc, ManifestError)
+        if log_format == "json":  # the error as an event, not as a second, unstructured line
+            telemetry.event("error", command=name, outcome="error", message=error, error_type=type(exc).__name__)
+            sys.exit(code)
+        raise
+    except BaseException:
+        code = 1
+        raise
+    finally:
+        meta[TELEMETRY] = previous
+        duration = time.monotonic() - started
+        success = code in (0, 2)  # 2: changes (plan --detailed-exitcode) or drift: the run worked
+        outcome = "ok" if success else "manifest_error" if bad_manifests else "error"
+        if outcome == "manifest_error":
+            telemetry.manifest_failed()
+        telemetry.cycle_done(outcome, duration, success=success)
+        telemetry.event("command", command=name, outcome=outcome, exit_code=code, duration_s=round(duration, 3))
+        if metrics_file:
+            _write_metrics(telemetry, metrics_file, success)
 
 
 def _write_metrics(telemetry: Telemetry, path: str, success: bool) -> None:

@@ -10,8 +10,9 @@ from typing import Any
 import click
 
 from reconciler.cli_common import connect, load, read_progress
+from reconciler.cli_confine import confined
 from reconciler.cli_flags import connection_flags, plan_flags
-from reconciler.kinds import RESTRICTION
+from reconciler.cli_observe import observed
 
 
 @click.command()
@@ -27,6 +28,8 @@ from reconciler.kinds import RESTRICTION
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @plan_flags("variables", "var_files")
 @connection_flags
+@observed()
+@confined
 def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: str | None, remove_absent: bool,
          fmt: str, verbose: bool, quiet: bool, options: Any, conn: Any) -> None:
     """Turn live edits of declared resources into edits of the manifests, so the next plan is empty.
@@ -37,6 +40,7 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
     from reconciler.client.live import read_live
     from reconciler.errors import ConfigError
     from reconciler.export import export_manifests
+    from reconciler.kinds import RESTRICTION
     from reconciler.manifests.loader import manifest_files
     from reconciler.plan.planner import make_plan
     from reconciler.pull.engine import Puller, Tree, sibling_environments

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
 
+from reconciler.cli_confine import confined
 from reconciler.cli_flags import APPROVE, connection_flags, flags_given, plan_flags
-from reconciler.cli_observe import log_format_option
+from reconciler.cli_observe import LOG_FORMAT
 from reconciler.errors import ConfigError
 
 #: apply's flags that watch refuses: they would send the same secrets again on every cycle.
@@ -17,35 +19,45 @@ HIDDEN: dict[str, Any] = {name: {"hidden": True} for name in PER_APPLY}  # kept 
 
 
 class _Parsed(click.ParamType[Any]):
-    """A value read by one of ``reconciler.watch``'s parsers (imported when a value comes)."""
+    """A value read by ``parse`` (one of ``reconciler.watch``'s parsers, below)."""
 
-    def __init__(self, name: str, parser: str) -> None:
-        self.name, self.parser = name, parser
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name, self.parse = name, parse
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        import reconciler.watch
-
         if not isinstance(value, str):
             return value
         try:
-            return getattr(reconciler.watch, self.parser)(value)
+            return self.parse(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
 
+def _duration(text: str) -> float:
+    from reconciler.watch import parse_duration  # imported when a value comes: not for --help
+
+    return parse_duration(text)
+
+
+def _address(text: str) -> tuple[str, int]:
+    from reconciler.watch import parse_address
+
+    return parse_address(text)
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--interval", type=_Parsed("DURATION", "parse_duration"), default="5m", show_default=True,
+@click.option("--interval", type=_Parsed("DURATION", _duration), default="5m", show_default=True,
               help="Time between cycles (jittered by ±10%): 30s, 5m, 1h.")
 @click.option("--apply", "do_apply", is_flag=True, help="Apply what each cycle finds (self-heal), under apply's "
               "guards.")
-@click.option("--metrics-addr", type=_Parsed("HOST:PORT", "parse_address"), metavar="HOST:PORT",
+@click.option("--metrics-addr", type=_Parsed("HOST:PORT", _address), metavar="HOST:PORT",
               help="Serve /metrics, /healthz and /readyz there (e.g. 0.0.0.0:9108).")
 @click.option("--git-pull", is_flag=True, help="Run git pull --ff-only in the PATHs' work trees before each cycle.")
 @click.option("--notify", "notify_url", metavar="URL", envvar="RECONCILER_NOTIFY_URL",
               help="POST a JSON summary (Slack-compatible `text`) when drift appears and when it is healed "
                    "(or RECONCILER_NOTIFY_URL; the URL is never logged).")
-@click.option("--max-backoff", type=_Parsed("DURATION", "parse_duration"), default="10m", show_default=True,
+@click.option("--max-backoff", type=_Parsed("DURATION", _duration), default="10m", show_default=True,
               help="The longest wait after failed cycles (exponential backoff from min(interval, 30s)).")
 @click.option("--request-retries", type=click.IntRange(0, 20), default=None,
               help="Retries of one failing request inside a cycle (default: the client's 6); the loop then "
@@ -54,6 +66,8 @@ class _Parsed(click.ParamType[Any]):
 @APPROVE
 @plan_flags(**HIDDEN)
 @connection_flags
+@LOG_FORMAT
+@confined
 def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr: tuple[str, int] | None,
           git_pull: bool, notify_url: str | None, max_backoff: float, request_retries: int | None, once: bool, verbose: bool,
           quiet: bool, log_format: str, approvals: tuple[str, ...], options: Any, conn: Any) -> None:
@@ -74,6 +88,3 @@ def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr:
     telemetry = Telemetry(log_format=log_format)
     watcher = Watcher(config, conn, telemetry, out=click.echo, verbose=verbose)
     sys.exit(watcher.run())
-
-
-watch.params.append(log_format_option())

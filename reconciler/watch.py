@@ -23,7 +23,9 @@ still reconciles the last good state, and the schedule stays.
 
 SIGTERM or SIGINT: no new cycle and no new call starts; during an apply the calls in flight finish
 (the executor asks the stop flag before each call: the rest are reported as not started), the
-report is printed, and the process exits 0. A second signal aborts at once.
+report is printed, and the process exits 0. The first signal puts back the handlers the process
+had: a second SIGTERM ends it at once (the signal's default action), a second Ctrl-C is Python's
+``KeyboardInterrupt``.
 
 ``--notify URL``: a JSON ``POST`` (Slack-compatible: it has ``text``) when drift appears (a resource
 drifted that was not drifted at the previous cycle) and when it is healed (nothing drifted any more,
@@ -46,6 +48,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import h11
 import httpx
 from prometheus_client.exposition import choose_encoder
 
@@ -143,6 +146,7 @@ class Watcher:
         self.rng = rng or random.Random()
         self.stop = threading.Event()
         self.signal_name: str | None = None
+        self._handlers: dict[int, Any] = {}  # the signal handlers ``run`` replaced, put back at the first signal
         self.last_good: ManifestSet | None = None
         self.last_error: str | None = None
         self.cycles = 0
@@ -157,7 +161,7 @@ class Watcher:
 
     def run(self) -> int:
         """Loop until a signal (exit 0); with ``once``, one cycle (0 ok, 2 drift left, 1 failed)."""
-        handlers = self._install_signals()
+        self._install_signals()
         server = None if self.config.metrics_addr is None else HealthServer(
             self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready).start()
         try:
@@ -183,8 +187,7 @@ class Watcher:
             self.finished = True
             if server is not None:
                 server.close()
-            for signum, handler in handlers.items():
-                signal.signal(signum, handler)
+            self._restore_signals()
 
     def cycle(self, client: ApiClient) -> tuple[bool, bool]:
         """One cycle; returns (it succeeded, changes are left: drift, or with --prune unmanaged)."""
@@ -384,18 +387,21 @@ class Watcher:
 
     # ------------------------------------------------------------------ signals and the metrics server
 
-    def _install_signals(self) -> dict[int, Any]:
-        if threading.current_thread() is not threading.main_thread():
-            return {}
-        return {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    def _install_signals(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self._handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def _restore_signals(self) -> None:
+        handlers, self._handlers = self._handlers, {}
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        again = self.stop.is_set()
         self.signal_name = signal.Signals(signum).name
         self.stop.set()  # no new cycle; the loop reports and exits
-        if again:
-            raise KeyboardInterrupt  # a second signal aborts at once
-        # during an apply the executor sees ``stop``: it finishes the calls in flight and starts no other
+        # during an apply the executor sees ``stop``: it finishes the calls in flight and starts no other;
+        # a second signal is the process's own again (SIGTERM ends it, Ctrl-C raises KeyboardInterrupt)
+        self._restore_signals()
 
     def healthy(self) -> bool:
         """The loop runs and showed life recently (a request, an outcome, a cycle)."""
@@ -413,11 +419,13 @@ MAX_REQUEST_HEAD = 16 * 1024
 
 class HealthServer:
     """``/metrics`` (Prometheus text format, or OpenMetrics when the Accept header asks for it),
-    ``/healthz`` and ``/readyz`` (200 or 503) (call ``start()``). A small asyncio HTTP/1.1 server in
-    a thread of its own: one request a connection, each request head read within ``idle_timeout``,
-    at most ``max_connections`` open (the oldest idle one is closed for a newcomer). Idle or slow
-    clients (half-open sockets, a slow scanner) cost a few bytes each and never hold up a probe: the
-    liveness probe keeps its answer, and Kubernetes does not restart a healthy pod."""
+    ``/healthz`` and ``/readyz`` (200 or 503) (call ``start()``). A small asyncio server in a thread
+    of its own, h11 driving HTTP/1.1 (a request it cannot parse is answered 400, a head longer than
+    ``MAX_REQUEST_HEAD`` 431): one request a connection, each request head read within
+    ``idle_timeout``, at most ``max_connections`` open (the oldest idle one is closed for a
+    newcomer). Idle or slow clients (half-open sockets, a slow scanner) cost a few bytes each and
+    never hold up a probe: the liveness probe keeps its answer, and Kubernetes does not restart a
+    healthy pod."""
 
     def __init__(self, address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
                  ready: Callable[[], bool], idle_timeout: float = IDLE_TIMEOUT,
@@ -465,8 +473,7 @@ class HealthServer:
         import asyncio
 
         asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(asyncio.start_server(self._serve, sock=self.socket,
-                                                                   limit=MAX_REQUEST_HEAD))
+        server = self.loop.run_until_complete(asyncio.start_server(self._serve, sock=self.socket))
         try:
             self.loop.run_forever()
         finally:
@@ -486,30 +493,53 @@ class HealthServer:
             oldest = next(iter(self.waiting))
             self.waiting.pop(oldest, None)
             oldest.close()
+        connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_REQUEST_HEAD)
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.idle_timeout)
-            self.waiting.pop(writer, None)
-            lines = head.decode("latin-1").split("\r\n")
-            parts = lines[0].split(" ")
-            accept = next((value.strip() for name, sep, value in (line.partition(":") for line in lines[1:])
-                           if sep and name.strip().lower() == "accept"), "")
-            if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-                status, body, kind = 400, b"bad request\n", "text/plain; charset=utf-8"
-            else:
-                status, body, kind = self.answer(parts[0], parts[1], accept)
-            head_only = parts[0] == "HEAD"
-            writer.write(f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {kind}\r\n"
-                         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1")
-                         + (b"" if head_only else body))
+            try:
+                request = await asyncio.wait_for(self._request(connection, reader), self.idle_timeout)
+                self.waiting.pop(writer, None)
+                if request is None:  # closed before a whole request head came
+                    return
+                method, target = request.method.decode("ascii"), request.target.decode("ascii")
+                accept = b", ".join(value for name, value in request.headers if name == b"accept").decode("latin-1")
+                status, body, kind = self.answer(method, target, accept)
+            except h11.RemoteProtocolError as exc:  # not HTTP/1.x, a malformed line or header, a head too long
+                status, kind = exc.error_status_hint, "text/plain; charset=utf-8"
+                body = f"{HTTPStatus(status).phrase.lower()}\n".encode("ascii")  # bad request
+                method = ""
+            headers = [("Content-Type", kind), ("Content-Length", str(len(body))), ("Connection", "close")]
+            out = connection.send(h11.Response(status_code=status, headers=headers,
+                                               reason=HTTPStatus(status).phrase.encode("ascii")))
+            if method != "HEAD":  # a HEAD answer has the headers of the GET's, and no body
+                out += connection.send(h11.Data(data=body))
+            out += connection.send(h11.EndOfMessage())
+            writer.write(out)
             await asyncio.wait_for(writer.drain(), self.idle_timeout)
-        except asyncio.LimitOverrunError:
-            writer.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
-        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError, OSError):
+        except (TimeoutError, ConnectionError, OSError):
             pass  # too slow, gone, or closed to make room
         finally:
             self.waiting.pop(writer, None)
             self.open -= 1
             writer.close()
+
+    @staticmethod
+    async def _request(connection: h11.Connection, reader: Any) -> h11.Request | None:
+        """The request's head, read as h11 asks for more bytes; None when the client closes first
+        (or the server closed it to make room). A head longer than ``MAX_REQUEST_HEAD`` is refused
+        (h11 bounds only a head still incomplete)."""
+        received = 0
+        while (event := connection.next_event()) is h11.NEED_DATA:
+            data = await reader.read(MAX_REQUEST_HEAD)
+            if not data:
+                return None
+            received += len(data)
+            if received > MAX_REQUEST_HEAD:
+                raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+            connection.receive_data(data)
+        assert isinstance(event, h11.Request)  # a server's first event, unless it raised
+        if not event.http_version.startswith(b"1."):  # h11 reads any version's request line
+            raise h11.RemoteProtocolError("not HTTP/1.x", error_status_hint=400)
+        return event
 
     def close(self) -> None:
         if self.thread.is_alive():

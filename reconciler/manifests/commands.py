@@ -7,7 +7,6 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
-from reconciler import teardown
 from reconciler.errors import ManifestError
 from reconciler.manifests.ignores import unmatched_warnings
 from reconciler.manifests.loader import load
@@ -29,7 +28,6 @@ def run_validate(paths: Sequence[str], *, check_secrets: bool, out: Echo, err: E
                  policy_paths: Sequence[str] = ()) -> int:
     """Exit 0 when every manifest is valid (and, with ``check_secrets``, every secret resolves),
     else 1 with every problem on ``err``, one a line."""
-    teardown.allow()  # it opens nothing that outlives it: no interpreter teardown needed
     try:
         found: list[Problem] = []
         variables = collect_variables(var_assignments, var_files, os.environ, found)
@@ -64,6 +62,5 @@ def run_validate(paths: Sequence[str], *, check_secrets: bool, out: Echo, err: E
 
 def run_schema(out: Echo) -> int:
     """Print the JSON Schema of one manifest document."""
-    teardown.allow()
     out(json.dumps(manifest_json_schema(), indent=2))
     return 0

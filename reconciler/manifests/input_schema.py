@@ -134,7 +134,6 @@ def _linear_validator() -> Any:
     the messages are python-jsonschema's own."""
     import re2
     from jsonschema import Draft7Validator, ValidationError, validators
-    from jsonschema._utils import extras_msg
 
     def search(pattern: str, text: str) -> bool:
         return re2.search(pattern, text) is not None
@@ -165,7 +164,8 @@ def _linear_validator() -> Any:
                 yield ValidationError(f"{joined} {'does' if len(extras) == 1 else 'do'} not match any of the "
                                       f"regexes: {', '.join(repr(each) for each in sorted(patterns))}")
             else:
-                names, verb = extras_msg(sorted(extras, key=str))
+                names = ", ".join(repr(extra) for extra in sorted(extras, key=str))  # python-jsonschema's words
+                verb = "was" if len(extras) == 1 else "were"
                 yield ValidationError(f"Additional properties are not allowed ({names} {verb} unexpected)")
 
     keywords = {"pattern": pattern, "patternProperties": pattern_properties,

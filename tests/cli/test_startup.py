@@ -1,4 +1,4 @@
-"""Start-up: a command imports only what it uses (issue 25). ``--version``, ``--help`` and a TAB
+"""Start-up: a command imports only what it uses. ``--version``, ``--help`` and a TAB
 (shell completion runs the program) load click and a few light modules; the HTTP stack, pydantic,
 prometheus_client and the emulator wait for a command that needs them."""
 
@@ -59,23 +59,33 @@ def test_validate_imports_neither_the_planner_the_client_nor_python_jsonschema_f
     assert sorted(m for m in modules if any(m == u or m.startswith(u + ".") for u in unused)) == []
 
 
-def test_validate_skips_pydantic_plugin_discovery_unless_plugins_are_enabled() -> None:
-    """pydantic's plugin loader imports importlib.metadata (about 30 ms) even with plugins disabled;
-    the CLI disables them and stands in for the loader. Enabled, the real loader looks for them."""
-    env = {"VENDOR_A_KEY": "k", "AGENT_TOKEN": "t"}
-    assert "importlib.metadata" not in imported("validate", "manifests", env=env)
-    enabled = imported("validate", "manifests", env={**env, "PYDANTIC_DISABLE_PLUGINS": ""})
-    assert "importlib.metadata" in enabled and "pydantic.plugin._loader" in enabled
+def test_the_program_prints_everything_and_keeps_its_exit_codes(tmp_path: Path) -> None:
+    """The entry point is click's own: output whole, exit codes as the commands say."""
+    env = {**os.environ, "VENDOR_A_KEY": "k", "AGENT_TOKEN": "t"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "reconciler", *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60, env=env)
+
+    done = run("validate", "manifests")
+    assert (done.returncode, done.stdout) == (0, "7 resources valid in 8 files\n")
+    (tmp_path / "bad.yaml").write_text("kind: Prompt\nname: p\n", encoding="utf-8")
+    bad = run("validate", str(tmp_path))
+    assert bad.returncode == 1 and "bad.yaml:1:1" in bad.stderr and bad.stderr.endswith("not valid\n")
+    usage = run("validate")
+    assert usage.returncode == 1 and "Missing argument" in usage.stderr
 
 
-def test_the_stand_in_loader_answers_with_the_real_one_for_anything_else() -> None:
-    code = ("import os, sys; os.environ.pop('PYDANTIC_DISABLE_PLUGINS', None)\n"
-            "from reconciler.pydantic_plugins import skip_discovery, LOADER; skip_discovery()\n"
-            "from pydantic import TypeAdapter; assert TypeAdapter(int).validate_python(1) == 1\n"
-            "loader = sys.modules[LOADER]; assert list(loader.get_plugins()) == []\n"
-            "assert 'importlib.metadata' not in sys.modules\n"
-            "assert loader.PYDANTIC_ENTRY_POINT_GROUP == 'pydantic'\n"
-            "os.environ['PYDANTIC_DISABLE_PLUGINS'] = 'some-other-plugin'; assert list(loader.get_plugins()) == []\n"
-            "assert 'importlib.metadata' in sys.modules\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
+def test_running_a_command_leaves_the_process_environment_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program or a test that calls ``main()`` keeps its settings (pydantic's plugins among them),
+    and so do the processes it starts."""
+    from click.testing import CliRunner
+
+    from reconciler.cli import main
+
+    monkeypatch.setenv("VENDOR_A_KEY", "k")
+    monkeypatch.setenv("AGENT_TOKEN", "t")
+    before = dict(os.environ)
+    result = CliRunner().invoke(main, ["validate", str(ROOT / "manifests")])
+    assert result.exit_code == 0, result.output
+    assert dict(os.environ) == before

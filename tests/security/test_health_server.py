@@ -73,3 +73,50 @@ def test_metrics_and_unknown_paths_answer_as_before(health: HealthServer) -> Non
     assert "reconciler_build_info" in httpx.get(f"{url}/metrics", timeout=30).text
     assert httpx.get(f"{url}/nope", timeout=30).status_code == 404
     assert httpx.post(f"{url}/healthz", timeout=30).status_code == 405
+
+
+def exchange(port: int, request: bytes, host: str = "127.0.0.1") -> bytes:
+    """What the server sends back for ``request`` on a connection of its own, until it closes."""
+    with socket.create_connection((host, port)) as s:
+        s.settimeout(30)
+        s.sendall(request)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+        return answer
+
+
+@pytest.mark.parametrize("request_head", [
+    b"HELLO\r\n\r\n",
+    b"GET /healthz\r\n\r\n",
+    b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+    b"GET /healthz HTTP/1.1\r\nHost: x\r\nno colon in this header\r\n\r\n",
+    b"GET /healthz HTTP/1.1\r\n\r\n",  # HTTP/1.1 requires Host
+], ids=["no-request-line", "no-version", "http2-preface", "malformed-header", "no-host"])
+def test_a_request_that_is_not_http_1_x_is_answered_400(health: HealthServer, request_head: bytes) -> None:
+    answer = exchange(health.server_address[1], request_head)
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n") and answer.endswith(b"\r\n\r\nbad request\n")
+
+
+def test_head_answers_the_headers_of_get_and_no_body(health: HealthServer) -> None:
+    port = health.server_address[1]
+    got = exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    head = exchange(port, b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert got == head + b"ok\n"
+    assert b"\r\nContent-Length: 3\r\n" in head and b"\r\nConnection: close\r\n" in head
+    assert exchange(port, b"GET /readyz?probe=1 HTTP/1.0\r\n\r\n").startswith(b"HTTP/1.1 503 Service Unavailable")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_the_server_listens_where_it_is_told(host: str) -> None:
+    if host == "::1" and not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        server = HealthServer((host, 0), Telemetry(), healthy=lambda: True, ready=lambda: True).start()
+    except Exception as exc:  # noqa: BLE001 - an IPv6 stack without ::1
+        pytest.skip(f"cannot listen on {host}: {exc}")
+    try:
+        assert server.server_address[0] == host
+        assert exchange(server.server_address[1], b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", host).endswith(b"ok\n")
+    finally:
+        server.close()

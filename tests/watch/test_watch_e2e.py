@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -191,17 +192,18 @@ def test_an_api_failing_for_a_while_is_backed_off_from_and_survived(
 
 
 class _SlowWrites:
-    """An ASGI layer that holds every write for a second, and says when the first one arrives."""
+    """An ASGI layer that holds every write (a second), and says when the first one arrives."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, hold: float = 1.0) -> None:
         self.app = app
+        self.hold = hold
         self.first_write = threading.Event()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] in ("POST", "PATCH", "PUT", "DELETE") \
                 and scope["path"].startswith("/v2/"):
             self.first_write.set()
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(self.hold)
         await self.app(scope, receive, send)
 
 
@@ -228,3 +230,35 @@ def test_sigterm_during_an_apply_lets_the_call_in_flight_finish_reports_and_exit
             live = [i["name"] for i in api.get("/v2/integrations", params={"limit": 100}).json()["integrations"]]
         applied = out.split("Applied: 1", 1)[1].splitlines()[1]
         assert len(live) == 1 and live[0] in applied
+
+
+def catches(pid: int, signum: int) -> bool:
+    """Whether the process has a handler of its own for ``signum`` (Linux: ``SigCgt`` in /proc)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught, 16) >> (signum - 1) & 1)
+
+
+def test_a_second_sigterm_ends_watch_at_once_as_the_signal_does_without_a_traceback(
+        tmp_path: Path, watches: list[Watch]) -> None:
+    """The first SIGTERM asks the loop to stop (the call in flight would finish); a second one is
+    the signal's default action again: the process ends while the call is still held, without the
+    loop's report, no ``KeyboardInterrupt`` raised."""
+    layers: list[_SlowWrites] = []
+
+    def wrap(app: Any) -> Any:
+        layers.append(_SlowWrites(app, hold=5.0))
+        return layers[-1]
+
+    tree = copy_tree(tmp_path / "manifests")
+    with running_emulator(wrap=wrap) as (url, _emu):
+        watcher = Watch(tree, url, tmp_path, "--apply", "--parallelism", "1", log_format="text")
+        watches.append(watcher)
+        assert layers[0].first_write.wait(60), watcher.logs()
+        watcher.proc.send_signal(signal.SIGTERM)  # the first create is in flight: it is held for 5 seconds
+        watcher.wait_for("the first signal handled", lambda: not catches(watcher.proc.pid, signal.SIGTERM))
+        code = watcher.terminate()
+        err = watcher.stderr_path.read_text()
+        assert code == -signal.SIGTERM, watcher.logs()
+        assert "stopped after" not in err  # it did not wait for the call in flight
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err and "Aborted" not in err
