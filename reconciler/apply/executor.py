@@ -89,7 +89,7 @@ class ApplyReport:
         return out
 
 
-INTERRUPTED = "not started: interrupted (Ctrl-C)"
+INTERRUPTED = "not started: interrupted (Ctrl-C or SIGTERM)"
 
 
 class _Interrupted(Exception):

@@ -184,8 +184,8 @@ def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_mor
     assert report.interrupted
     statuses = {o.op.id: (o.status, o.detail) for o in report.outcomes}
     assert statuses["slow"][0] == APPLIED  # in flight when interrupted: finished and reported
-    assert statuses["next"] == (SKIPPED, "not started: interrupted (Ctrl-C)")
-    assert statuses["later"] == (SKIPPED, "not started: interrupted (Ctrl-C)")  # a later phase never began
+    assert statuses["next"] == (SKIPPED, "not started: interrupted (Ctrl-C or SIGTERM)")
+    assert statuses["later"] == (SKIPPED, "not started: interrupted (Ctrl-C or SIGTERM)")  # a later phase never began
     assert api.run(api.get("/v2/after")) == {"id": "x"}  # the loop goes on serving after the interrupt
 
 
