@@ -1,4 +1,4 @@
-"""``python -m benchmarks.async_bench --scale 0.1|0.3|1.0``: the event loop's figures (issue 38),
+"""``python -m benchmarks.async_bench --scale 0.1|0.3|1.0``: the event loop's figures,
 beside main's before the loop landed (``--before REF``), measured in the same run.
 
 The account, the emulator (its own process, over a real socket) and the worker are
@@ -201,7 +201,7 @@ def figures(result: dict[str, Any], side: str) -> dict[str, Any]:
 
 
 def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each target of issue 38 with the figure now and before, and whether now meets it."""
+    """Each target of the event loop with the figure now and before, and whether now meets it."""
     now, before = figures(result, "now"), figures(result, "before")
     rows: list[dict[str, Any]] = []
 

@@ -1,5 +1,5 @@
-"""Benchmark: the peak memory of ``reconciler validate`` on hostile manifests inside the byte caps
-(issue 24, finding 9). Each case runs in a child process; its peak resident set size is printed.
+"""Benchmark: the peak memory of ``reconciler validate`` on hostile manifests inside the byte caps.
+Each case runs in a child process; its peak resident set size is printed.
 
 Run as ``python -m benchmarks.hostile_inputs``. The cases: 700,000 empty mappings in 2 MB of YAML
 (refused by the node budget), the largest tree of empty mappings under the budget, and 1,900,000

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.model_bench``: the cost of the typed core at scale large (issue 15),
+"""``python -m benchmarks.model_bench``: the cost of the typed core at scale large,
 beside the same figures of the code before it, measured in the same run.
 
 Figures, each the best of ``--runs`` runs in one process:
@@ -14,7 +14,7 @@ Figures, each the best of ``--runs`` runs in one process:
 hand-written type system ``fieldtypes.py`` and untyped live state) measures the same figures with
 that commit's ``reconciler`` package (``git archive`` into a temporary directory, run in a child
 process with the same account writer), so both sides meet the same machine at the same time.
-``--house REF`` (default ``4f0eca7``, before issue 26: the kind registry, planners without a shared
+``--house REF`` (default ``4f0eca7``, before the kind registry, planners without a shared
 mutable context) measures ``make_plan`` the same way, and the product's lines outside the emulator
 (``reconciler/`` minus ``reconciler/emulator/``: non-blank non-comment lines, and ``wc -l``) are
 counted at that commit and in the working tree. ``--write-doc`` records the figures in
@@ -154,7 +154,7 @@ def main() -> None:
         print(line)
     if house is not None:
         print(f"make_plan CPU (in sync) now {ours['plan_cpu_s']:.3f} s, at {args.house} {house['plan_cpu_s']:.3f} s "
-              f"(issue 26: not slower)")
+              f"(not slower)")
     lines = {"now": product_lines(), **({args.house: product_lines(args.house)} if args.house else {})}
     print("product lines outside the emulator: " + "; ".join(
         f"{name} {n['code']:,} non-blank non-comment ({n['wc']:,} wc -l)" for name, n in lines.items()))

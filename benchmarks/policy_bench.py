@@ -1,4 +1,4 @@
-"""``python -m benchmarks.policy_bench``: what policy evaluation adds to a plan (issue 28).
+"""``python -m benchmarks.policy_bench``: what policy evaluation adds to a plan.
 
 The large benchmark account (``benchmarks.account`` at scale 1.0) is applied once to an in-process
 emulator, which is then served by an emulator process (``benchmarks.server``); the 5% change

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.rehearse_bench --scale 1.0``: what ``plan --rehearse`` costs (issue 29).
+"""``python -m benchmarks.rehearse_bench --scale 1.0``: what ``plan --rehearse`` costs.
 
 On the benchmark account (``benchmarks.run.Bench``: built from empty, experiments seeded), after
 the 5% change of ``plan_apply_5pct``: a plain ``plan`` and a ``plan --rehearse`` (the plan executed

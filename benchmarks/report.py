@@ -1,4 +1,4 @@
-"""The benchmark's output: the table printed after a run, the targets of issue 8 checked against the
+"""The benchmark's output: the table printed after a run, the targets checked against the
 figures, and ``docs/performance.md`` (both scales; each run replaces its own scale's section and
 keeps the other's, whose figures live in the document as a JSON comment, and every section written
 by hand)."""
@@ -37,7 +37,7 @@ def writes(requests: dict[str, int]) -> int:
 
 
 def targets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each target of issues 8 and 18 with the figure measured and whether it is met."""
+    """Each target with the figure measured and whether it is met."""
     by = {r["scenario"]: r for r in rows}
     out: list[dict[str, Any]] = []
 
@@ -201,7 +201,7 @@ def table(result: dict[str, Any]) -> str:
 
 
 def _profiles_before() -> dict[str, Any]:
-    """The profiles and CPU figures of the last ``make bench`` before the CPU work of issue 18
+    """The profiles and CPU figures of the last ``make bench`` before the CPU work on the planner
     (``benchmarks/profile_before.json``), shown beside today's."""
     path = Path(__file__).with_name("profile_before.json")
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -224,13 +224,13 @@ def models_table(result: dict[str, Any]) -> str:
         lines.append(f"| {label} | {old if old is not None else '-'} | {new if new is not None else '-'} | "
                      f"now <= before | {met} |")
     house, counted = result.get("house"), result.get("product_lines")
-    if house:  # issue 26: the house redesign, measured against the commit before it
+    if house:  # the kind registry's redesign, measured against the commit before it
         new = now.get("plan_cpu_s")
-        lines.append(f"| make_plan CPU s (in sync), before = {house['commit']} (issue 26) | {house['plan_cpu_s']} | {new} "
+        lines.append(f"| make_plan CPU s (in sync), before = {house['commit']} (the kind registry) | {house['plan_cpu_s']} | {new} "
                      f"| now <= before | {'yes' if new <= house['plan_cpu_s'] else 'NO'} |")
     if counted and len(counted) == 2:
         (_, ours), (ref, theirs) = counted.items()
-        lines.append(f"| product lines outside the emulator (non-blank, non-comment), before = {ref} (issue 26) | "
+        lines.append(f"| product lines outside the emulator (non-blank, non-comment), before = {ref} (the kind registry) | "
                      f"{theirs['code']:,} | {ours['code']:,} | now <= before | "
                      f"{'yes' if ours['code'] <= theirs['code'] else 'NO'} |")
     return "\n".join(lines)
@@ -238,7 +238,7 @@ def models_table(result: dict[str, Any]) -> str:
 
 def _after_load(row: dict[str, Any], lf: dict[str, Any]) -> str:
     """The same ratio without the load phase, which no request may overlap: a manifest that does
-    not validate is refused before the first request (issue 15)."""
+    not validate is refused before the first request."""
     load = (row.get("phases") or {}).get("load_s")
     if not load or not lf.get("floor_s"):
         return ""
@@ -259,8 +259,8 @@ def _account(account: dict[str, int]) -> str:
 
 #: The headings of the sections ``render_doc`` writes from bench-data; any other ``## `` section of
 #: the page was written by hand (the policy bench, pull at scale 1.0...) and is kept as it is.
-_RENDERED = re.compile(r"## (Growth$|Scale [0-9.]+ \(measured|big_dataset \(measured|The typed core \(issue 15\) "
-                       r"\(measured|Start-up \(issue 25\) \(measured|How the lower bound is computed$|"
+_RENDERED = re.compile(r"## (Growth$|Scale [0-9.]+ \(measured|big_dataset \(measured|The typed core "
+                       r"\(measured|Start-up \(measured|How the lower bound is computed$|"
                        r"Reading the figures$)")
 
 
@@ -320,8 +320,8 @@ def render_doc(results: dict[str, Any], hand_written_sections: list[str] | None 
         parts += [""]
     for name in order:
         result = results[name]
-        title = {"big_dataset": "big_dataset", "models": "The typed core (issue 15)",
-                 "startup": "Start-up (issue 25)"}.get(result.get("kind", ""),
+        title = {"big_dataset": "big_dataset", "models": "The typed core",
+                 "startup": "Start-up"}.get(result.get("kind", ""),
                                                                                         f"Scale {name}")
         parts += [f"## {title} (measured {result['date']})", "", table(result), ""]
     for section in hand_written_sections or []:

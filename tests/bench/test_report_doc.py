@@ -14,9 +14,9 @@ STARTUP = {"kind": "startup", "date": "2026-11-25", "runs": 3, "cpus": 2, "load"
                     {"command": "reconciler validate manifests", "median_s": 0.4, "best_s": 0.39, "ratio": 4.0,
                      "cpu_s": 0.36, "cpu_ratio": 4.5, "target": 5.0}],
            "importtime": {"reconciler --version": [{"module": "click", "self_us": 5000, "cumulative_us": 9000}]}}
-HAND = ("## Policy evaluation (issue 28) (measured 2026-11-25)\n\nTen rules on the plan of the 5% change.\n\n"
+HAND = ("## Policy evaluation (measured 2026-11-25)\n\nTen rules on the plan of the 5% change.\n\n"
         "| figure | value |\n|---|---:|\n| policy / plan | 9.2% |\n\n"
-        "## pull against plan (issue 27) (measured 2026-11-25)\n\nAt scale 1.0: pull / plan 1.08x.")
+        "## pull against plan (measured 2026-11-25)\n\nAt scale 1.0: pull / plan 1.08x.")
 
 
 def test_a_rebuild_keeps_the_hand_written_sections_and_replaces_its_own(tmp_path: Path) -> None:
@@ -29,9 +29,9 @@ def test_a_rebuild_keeps_the_hand_written_sections_and_replaces_its_own(tmp_path
     report.write_doc(page, "startup", STARTUP)
     report.write_doc(page, "startup", STARTUP)  # twice: nothing doubles
     text = page.read_text(encoding="utf-8")
-    assert text.count("## Policy evaluation (issue 28)") == 1 and "| policy / plan | 9.2% |" in text
-    assert text.count("## pull against plan (issue 27)") == 1 and "pull / plan 1.08x." in text
-    assert text.count("## Start-up (issue 25)") == 1 and "(measured 2026-11-25)" in text
+    assert text.count("## Policy evaluation") == 1 and "| policy / plan | 9.2% |" in text
+    assert text.count("## pull against plan") == 1 and "pull / plan 1.08x." in text
+    assert text.count("## Start-up") == 1 and "(measured 2026-11-25)" in text
     assert "2026-11-01" not in text
     assert text.index("## Start-up") < text.index("## Policy evaluation") < text.index("## How the lower bound")
     assert text.count("<!-- bench-data startup:") == 1
@@ -51,6 +51,6 @@ def test_the_models_table_holds_issue_26s_figures_against_the_commit_before_the_
               "product_lines": {"now": {"code": 12241, "wc": 1}, "4f0eca7": {"code": 12297, "wc": 1}}}
     rows = report.models_table(result).splitlines()
     assert "| make_plan CPU s (in sync) | 0.3 | 0.4 | now <= before | NO |" in rows
-    assert "| make_plan CPU s (in sync), before = 4f0eca7 (issue 26) | 0.38 | 0.4 | now <= before | NO |" in rows
-    assert ("| product lines outside the emulator (non-blank, non-comment), before = 4f0eca7 (issue 26) | 12,297 | "
+    assert "| make_plan CPU s (in sync), before = 4f0eca7 (the kind registry) | 0.38 | 0.4 | now <= before | NO |" in rows
+    assert ("| product lines outside the emulator (non-blank, non-comment), before = 4f0eca7 (the kind registry) | 12,297 | "
             "12,241 | now <= before | yes |") in rows

@@ -1,4 +1,4 @@
-"""Small things a new user meets (issue 25): each as the user would try it."""
+"""Small things a new user meets: each as the user would try it."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ def test_a_path_outside_the_api_is_refused_naming_it(make_client: Callable[..., 
                                   "/v2/%c0%ae%c0%ae/admin", "/v2/x/%2e%2E", "/v2/x/%25252e%25252e/y"])
 def test_every_form_of_a_dot_segment_is_refused(make_client: Callable[..., ApiClient], script: Script,
                                                 path: str) -> None:
-    """Issue 41, class 11: decoded any number of times, before a ``;``, or normalised from
+    """Decoded any number of times, before a ``;``, or normalised from
     non-ASCII, a segment never climbs out of /v2."""
     client = make_client(script.then(ok()))
     with pytest.raises(ConfigError, match=r"^refused to send GET .*: the path holds (a '\.' or '\.\.' segment|an "

@@ -1,4 +1,4 @@
-"""Issue 41, class 4: a secret the client knows (its key, a value given to ``hide``) shows in no
+"""A secret the client knows (its key, a value given to ``hide``) shows in no
 error, exception text or event, whatever encoding a gateway echoes it in (JSON escapes of any case,
 ``\\/``, HTML character references, percent-encoding, nested), wherever it echoes it (a non-problem
 body, a problem's title or detail, a ``Location``), and when the gateway cut its echo short.

@@ -141,7 +141,7 @@ def test_bad_paths_are_messages_not_tracebacks(cli: Cli, tree: Path, tmp_path: P
     assert out.exit_code == 1 and "does not exist" in out.stderr
     for name, value in {"RECONCILER_API_KEY": "admin-key", "VENDOR_A_KEY": "k", "AGENT_TOKEN": "t"}.items():
         os.environ.setdefault(name, value)
-    (tmp_path / "a-file").write_text("")  # a missing directory is made (issue 25); one under a file cannot be
+    (tmp_path / "a-file").write_text("")  # a missing directory is made; one under a file cannot be
     emulated = CliRunner().invoke(main, ["plan", str(tree), "--emulator", str(tmp_path / "a-file" / "state.db")])
     assert emulated.exit_code == 1
     assert "cannot create its directory" in emulated.output and "Traceback" not in emulated.output

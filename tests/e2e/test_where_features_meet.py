@@ -1,4 +1,4 @@
-"""Where features meet (issue 23): the five wrong results a new user found, each through the CLI
+"""Where features meet: the five wrong results a new user found, each through the CLI
 against the emulator over a real socket. Each test failed on the code before the fix.
 
 1. an alias outside the ownership is a validation error at its file:line, before any request;

@@ -1,4 +1,4 @@
-"""The manifest models (issue 15): secrets never echoed, omitted kept apart from null, every schema
+"""The manifest models: secrets never echoed, omitted kept apart from null, every schema
 field described, no pydantic wording in a problem, and the typed document beside the spec."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``plan --rehearse`` and ``apply --rehearse`` (README.md, "Rehearsal"; issue 29) through the CLI
+"""``plan --rehearse`` and ``apply --rehearse`` (README.md, "Rehearsal") through the CLI
 against the emulator over a real socket: the refusal of the issue's scenario (an integration
 scoped to space fern, an evaluator in space moss using it) found before anything is written, in
 names and at the manifest line that causes it; the report in text, Markdown and JSON; no request

@@ -107,7 +107,7 @@ def test_the_tree_is_every_path_given(tmp_path: Path) -> None:
 
 def test_a_manifest_that_is_a_symlink_out_of_the_tree_is_refused_and_never_shown(tmp_path: Path,
                                                                                  outside: Path) -> None:
-    """Issue 41, class 5: a link planted in the tree to a YAML file elsewhere is neither read nor
+    """A link planted in the tree to a YAML file elsewhere is neither read nor
     printed; the opt-out reads it."""
     (outside / "leak.yaml").write_text("kind: ResourceRestriction\nname: canary-linked-5e0a\n"
                                        "resource_type: PROJECT\nresource_id: UHJvamVjdDoy\n")

@@ -126,7 +126,7 @@ def test_the_node_budget_spans_every_file_of_a_load(tmp_path: Path) -> None:
 ])
 def test_an_examples_file_over_the_example_budget_is_refused_at_the_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: str, line: int) -> None:
-    """Issue 41, class 9: bytes alone do not bound memory (20 MB of ``{}`` lines held 811 MB); the
+    """Bytes alone do not bound memory (20 MB of ``{}`` lines held 811 MB); the
     examples of a file are counted too (``MAX_EXAMPLES``, 2,000,000: 282 MB at the cap, measured)."""
     from reconciler.manifests import examples
 

@@ -1,4 +1,4 @@
-"""Issue 41, high 3 and medium 6: names from the API are data in every output. ``export`` and
+"""Names from the API are data in every output. ``export`` and
 ``pull --unmanaged-to`` write ``secrets.env.example`` (a file people ``source``) with one
 ``NAME=`` line a variable, variables named apart from the reconciler's own and one to one; the text
 plan holds no control character, the Markdown plan no line, tag or comment a name brings. The

@@ -52,7 +52,7 @@ def test_a_notify_url_read_from_a_secret_file_with_its_newline_delivers(
 def test_a_loopback_notify_url_never_goes_through_a_proxy(
         server: tuple[str, Any], collector: Collector, proxy: Collector, tree: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 41, class 10: the webhook's token would cross the proxy in clear text."""
+    """The webhook's token would cross the proxy in clear text."""
     for name in (*PROXY_VARIABLES, "NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", proxy.url)

@@ -1,4 +1,4 @@
-"""Issue 41, class 8: an AGENT ``input_schema`` ``pattern`` is matched against the presets in linear
+"""An AGENT ``input_schema`` ``pattern`` is matched against the presets in linear
 time (RE2): a pattern that makes Python's backtracking ``re`` run for ever is decided at once, and
 one only a backtracking engine runs (a backreference, a lookaround) is refused at its line."""
 

@@ -1,4 +1,4 @@
-"""Issue 41, high 1 and 2: a plan file's labels are tied to what its operations do, and the file is
+"""A plan file's labels are tied to what its operations do, and the file is
 bound to the manifests, var files and policies it was made from (and, with RECONCILER_PLAN_KEY, to
 its signature). Each refusal: exit 1, one error, no traceback, nothing written."""
 

@@ -1,4 +1,4 @@
-"""Issue 41, class 7: a Policy's CEL condition (perhaps a fork's, run by the pull-request plan) has
+"""A Policy's CEL condition (perhaps a fork's, run by the pull-request plan) has
 a depth limit, a limit on nested macros and a step budget: a condition too deep or too nested is
 a validation problem at its line, one too costly stops the plan with an error (never a deny rule
 read as false), and none ends in a traceback."""

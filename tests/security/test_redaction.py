@@ -1,4 +1,4 @@
-"""Finding 2 (and issue 41, class 4): a gateway in front of the API that echoes the request body in
+"""Finding 2: a gateway in front of the API that echoes the request body in
 a non-problem error page must not make apply print a secret: not raw, not JSON-escaped (newline,
 quote, backslash; upper-case ``\\uXXXX`` and ``\\/`` too), not HTML character references, not
 percent-encoded, not in a redirect's ``Location``, not the beginning a cut leaves (ours or the
