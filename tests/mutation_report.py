@@ -65,7 +65,7 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     ),
     "reconciler/apply/executor.py": None,
     "reconciler/telemetry.py": None,
-    # what decides a write, a refusal or a decision shown (issue 40): not all run yet, see docs/testing.md
+    # what decides a write, a refusal or a decision shown: not all run yet, see docs/testing.md
     "reconciler/policy/evaluate.py": None,
     "reconciler/policy/fields.py": None,
     "reconciler/policy/rules.py": None,

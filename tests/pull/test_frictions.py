@@ -1,4 +1,4 @@
-"""The frictions of issue 39's week, each through the command line over the emulator's socket: words that
+"""The frictions of a week of pull across environments, each through the command line over the emulator's socket: words that
 name the options a command has, a rule typo refused by validate, the ignored key shown (not its parent),
 one line for an empty plan, an honest end to a targeted apply, and errors that say what to do."""
 

@@ -1,4 +1,4 @@
-"""Pull where trees share files (issue 39, product section 8): the nine cases a week of use reproduced,
+"""Pull where trees share files (product section 8): the nine cases a week of use reproduced,
 end to end over the emulator's socket. After ``pull --write`` the environment it ran on plans empty or
 each edit it did not make is listed; every other environment plans exactly as before; every tree loads."""
 

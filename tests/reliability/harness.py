@@ -37,7 +37,7 @@ from reconciler.emulator.middleware import NO_FAULTS_HEADER
 from tests.conftest import running_emulator
 
 ROOT = Path(__file__).resolve().parents[2]
-#: the fault mix issue 9 asks the suite to survive
+#: the fault mix the suite must survive
 FAULTS = "error_rate=0.1,reset_rate=0.02,commit_then_fail_rate=0.05"
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 

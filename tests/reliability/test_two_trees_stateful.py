@@ -1,4 +1,4 @@
-"""Stateful property (issue 23): two trees share one account. Hypothesis edits each tree at random
+"""Stateful property: two trees share one account. Hypothesis edits each tree at random
 (its Ownership and protect globs, integrations with aliases, providers and ``protect``, prompts
 with ``restricted``, a dataset, an evaluator that may use the other tree's integration, a ``kind:
 Patch`` that sets or removes a field), applies them with or without ``--prune``,
