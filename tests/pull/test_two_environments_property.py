@@ -1,4 +1,4 @@
-"""Pull's promise over two environments sharing a base , as a property: a tree
+"""Pull's promise over two environments sharing a base, as a property: a tree
 drawn at random (variables shared by several declarations or not, Patches, var files, aliases, ignore
 rules, an examples file or inline examples), applied to staging and production (one account each),
 then UI edits, deletes and creates drawn at random in staging. After staging's ``pull --write``:
