@@ -34,7 +34,7 @@ def run_output(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]
     return [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
 
 
-def test_the_run_prints_one_json_line_per_scenario_with_the_issue_fields(run_output: list[dict[str, Any]]) -> None:
+def test_the_run_prints_one_json_line_per_scenario_with_its_fields(run_output: list[dict[str, Any]]) -> None:
     assert [row["scenario"] for row in run_output] == SCENARIOS
     for row in run_output:
         assert {"scenario", "wall_s", "requests", "lower_bound", "ratio", "planner_cpu_s", "peak_rss_mb"} <= set(row)

@@ -43,7 +43,7 @@ def test_the_startup_table_shows_wall_and_cpu_ratios_and_the_load() -> None:
     assert "| reconciler validate manifests | 0.400 | 0.390 | 4.00x | 0.360 | 4.50x | <= 5.0x | yes |" in shown
 
 
-def test_the_models_table_holds_issue_26s_figures_against_the_commit_before_the_redesign() -> None:
+def test_the_models_table_holds_the_kind_registrys_figures_against_the_commit_before_it() -> None:
     result = {"kind": "models", "runs": 3, "now": {"scale": "large", "resources": 3900, "validate_s": 0.8,
                                                     "validate_cpu_s": 0.8, "plan_cpu_s": 0.4},
               "before": {"validate_s": 0.9, "validate_cpu_s": 0.9, "plan_cpu_s": 0.3, "commit": "61db855"},
