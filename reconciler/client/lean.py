@@ -190,7 +190,13 @@ class _Connection(asyncio.Protocol):
         should not have); either way it is not used again."""
         assert self._transport is not None
         sock = self._transport.get_extra_info("socket")
-        return sock is None or bool(select.select([sock], [], [], 0)[0])
+        if sock is None:
+            return True
+        if hasattr(select, "poll"):  # no limit on the descriptor's number (select's is 1024)
+            poll = select.poll()
+            poll.register(sock, select.POLLIN)
+            return bool(poll.poll(0))
+        return bool(select.select([sock], [], [], 0)[0])
 
     def close(self) -> None:
         self._lost = True
@@ -217,7 +223,8 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
         if self._writable is not None and not self._writable.done():
-            self._writable.set_result(None)
+            self._writable.set_result(None)  # a writer waiting to drain wakes, and finds the connection lost
+        self._writable = None
         self._fail(httpx.ReadError(f"the connection was lost: {exc}") if exc is not None else
                    httpx.RemoteProtocolError("the server closed the connection without answering"), exc)
 

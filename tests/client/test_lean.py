@@ -244,8 +244,8 @@ def test_no_answer_within_the_read_timeout_is_a_read_timeout_and_the_connection_
 def test_the_read_timeout_is_between_reads_not_for_the_whole_answer() -> None:
     raw = ok(b"0123456789").raw
     assert raw is not None
-    with Server(lambda s: Reply(raw, drip=0.3 / len(raw))) as server:  # 0.3 s in all, a byte at a time
-        (answer,) = run(lean(server, timeout=httpx.Timeout(5.0, read=0.2)), get())
+    with Server(lambda s: Reply(raw, drip=0.03)) as server:  # a byte every 30 ms: about 3 s in all
+        (answer,) = run(lean(server, timeout=httpx.Timeout(5.0, read=1.0)), get())
     assert answer.content == b"0123456789"
 
 
@@ -333,3 +333,20 @@ def test_a_redirect_is_not_followed() -> None:
             client.run(client.get("/v2/x"))
     assert caught.value.status == 302 and "unexpected redirect" in str(caught.value)
     assert len(server.seen) == 1
+
+
+def test_a_server_that_stops_reading_and_closes_fails_the_write_instead_of_hanging() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+
+        def accept_and_drop() -> None:
+            conn, _ = listener.accept()
+            time.sleep(0.3)  # reads nothing: the client's buffers fill and it waits to drain
+            conn.close()
+
+        threading.Thread(target=accept_and_drop, daemon=True).start()
+        client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
+        with pytest.raises((httpx.WriteError, httpx.ReadError, httpx.RemoteProtocolError)):
+            run(client, lambda c: c.request("POST", "/v2/x", content=b"x" * 50_000_000))
