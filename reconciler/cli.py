@@ -389,11 +389,13 @@ def export(addresses: tuple[str, ...], spaces: tuple[str, ...], out_dir: str, fo
 @click.option("--errors-url", default=None, help="Base of the problem type URIs.")
 @click.option("--space", "spaces", multiple=True, metavar="NAME",
               help="Create this space too, when missing (repeatable; default and research always exist).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests whose Host is NAME (repeatable; loopback names and addresses always are).")
 @observed()
 def emulator(
     host: str, port: int, db: str | None, admin_key: str, reader_key: str, space_key: tuple[str, ...],
     rate_limit: float | None, rate_burst: float | None, faults: str | None, errors_url: str | None,
-    spaces: tuple[str, ...],
+    spaces: tuple[str, ...], allowed_hosts: tuple[str, ...],
 ) -> None:
     """Serve the API emulator over HTTP."""
     from reconciler.emulator import server_stack
@@ -411,6 +413,7 @@ def emulator(
     serve(EmulatorSettings(
         host=host, port=port, db=db, admin_key=admin_key, reader_key=reader_key, space_keys=space_keys,
         rate_limit=rate_limit, rate_burst=rate_burst, faults=faults, errors_url=errors_url or DEFAULT_ERRORS_URL, spaces=spaces,
+        allowed_hosts=allowed_hosts,
     ))
 
 

@@ -51,6 +51,7 @@ class EmulatorSettings:
     rate_burst: float | None = None  # the bucket's size in requests (None: a second's worth, at least 1)
     faults: str | None = None  # e.g. "seed=7,error_rate=0.05,reset_rate=0.02,latency_ms=20"
     spaces: tuple[str, ...] = ()  # more spaces to create (in the first organization) when missing
+    allowed_hosts: tuple[str, ...] = ()  # Host names served over the socket besides loopback ones (--allowed-host)
 
 
 class Problem(Exception):

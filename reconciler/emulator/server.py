@@ -4,19 +4,27 @@ The banner prints the URL and the emulator's own API keys: they are throwaway de
 chosen on the command line (or the defaults), and a user needs them to point the reconciler at
 the emulator. Whether state lives in memory or in a SQLite file is said too, because only the
 latter survives a restart.
+
+Over its socket the emulator answers only requests whose ``Host`` is a loopback name or address,
+the host it listens on, or one given with ``--allowed-host`` (``host_guard``): a web page the
+user visits cannot reach it by a DNS name rebound to 127.0.0.1 and use its well-known default
+keys. In-process (``--emulator FILE``, the tests' ASGI clients) there is no socket to reach.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import sqlite3
 import sys
 from typing import TextIO
 
 import uvicorn
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from reconciler.emulator.app import create_app
-from reconciler.emulator.core import Emulator, EmulatorSettings
+from reconciler.emulator.core import Emulator, EmulatorSettings, Problem
 from reconciler.errors import ConfigError
 
 
@@ -47,7 +55,7 @@ def serve(settings: EmulatorSettings, out: TextIO | None = None) -> None:
     except sqlite3.Error as exc:
         raise ConfigError(f"--db {settings.db}: cannot open the emulator's SQLite file ({exc})") from None
     try:
-        app = create_app(emu)
+        app = host_guard(create_app(emu), emu)
     except ValueError as exc:  # a bad --faults spec or --rate-limit
         emu.store.close()
         raise ConfigError(str(exc)) from None
@@ -65,3 +73,39 @@ def serve(settings: EmulatorSettings, out: TextIO | None = None) -> None:
     finally:
         sock.close()
         emu.store.close()
+
+
+def host_guard(app: ASGIApp, emu: Emulator) -> ASGIApp:
+    """``app`` answering only the hosts ``served_host`` accepts; any other ``Host`` gets a 400
+    problem that says how to allow it (see the module docstring)."""
+    allowed = {h.lower().strip("[]") for h in (emu.settings.host, *emu.settings.allowed_hosts)}
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = Headers(scope=scope).get("host", "")
+            if not served_host(host, allowed):
+                shown = host.encode("unicode_escape").decode("ascii")[:100]
+                detail = (f"Host {shown!r} is not served here: reach the emulator by a loopback address or name, "
+                          "or start it with --allowed-host NAME")
+                await emu.problem(Problem(400, detail))(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def served_host(host: str, allowed: set[str]) -> bool:
+    """Whether a ``Host`` header (``name[:port]``, ``[v6]:port``) names a loopback address,
+    ``localhost`` (or a name under it), or one of ``allowed`` (the wildcard addresses excepted)."""
+    # "[::1]:8787" -> "::1"; "name:8787" -> "name" (an IPv6 address in a Host header has brackets)
+    name = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
+    name = name.rstrip(".").lower()
+    if not name:
+        return False
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return name in allowed
+    return address.is_loopback or (name in allowed and not address.is_unspecified)

@@ -101,3 +101,21 @@ def test_space_options_create_the_spaces_once_across_restarts(tmp_path: Path) ->
             spaces = httpx.get(f"{url}/v2/spaces", headers=bearer("admin-key")).json()["spaces"]
             assert [s["name"] for s in spaces] == ["default", "research", "staging", "production"]
             assert len({s["organization_id"] for s in spaces}) == 1
+
+
+def test_over_its_socket_the_emulator_answers_loopback_hosts_and_allowed_names_only() -> None:
+    """A DNS name rebound to 127.0.0.1 (a web page the user visits) reaches the socket with its own
+    Host: refused, so the well-known default keys cannot be used from a browser."""
+    with emulator_process("--allowed-host", "emulator.test") as (url, _):
+        port = url.rsplit(":", 1)[1]
+
+        def status(host: str) -> tuple[int, str]:
+            answer = httpx.get(f"{url}/_emulator/stats", headers={**bearer("admin-key"), "Host": host}, timeout=10)
+            return answer.status_code, answer.text
+
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", f"app.localhost:{port}",
+                     f"EMULATOR.test:{port}", "127.0.0.2"):
+            assert status(host)[0] == 200, host
+        for host in (f"attacker.example:{port}", f"127.0.0.1.attacker.example:{port}", f"0.0.0.0:{port}", ""):
+            code, body = status(host)
+            assert code == 400 and "--allowed-host NAME" in body, (host, body)
