@@ -214,7 +214,15 @@ def _auth(r: DesiredResource, path: str, want: Mapping[str, Any], have: Mapping[
                          "read, so the auth is not written")
         return
     for name, f in mode.fields.items():
-        if f.write_only:
+        if f.kind is FieldKind.SECRET:  # as the planner compares them: it sends the auth for these
+            if not have.get(f.read_name):
+                out.notes.append(f"{r.address}: {path}.{name} is write-only: live has none (not written; plan sends it)")
+            continue
+        if f.kind is FieldKind.HEADERS:
+            live_names = sorted(have.get(f.read_name) or [])
+            if sorted((want.get(name) or {}).keys()) != live_names:
+                out.notes.append(f"{r.address}: {path}.{name} is write-only: the live header names are {live_names} "
+                                 "(values cannot be read; not written)")
             continue
         value = want.get(name, ABSENT)
         live_value = have.get(name)

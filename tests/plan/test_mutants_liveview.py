@@ -275,11 +275,18 @@ def test_auth_fields_that_can_be_read_are_pulled_a_changed_auth_type_is_not() ->
         "Integration/d: config.auth.auth_type is None live; its secrets cannot be read, so the auth is not written"]
 
 
-def test_write_only_auth_fields_are_never_compared() -> None:
+def test_write_only_auth_fields_are_never_written_and_a_difference_the_plan_sees_is_a_note() -> None:
     r = cloud(auth_type="BEARER_TOKEN", api_key=key("T"), base_url="https://d.example")
-    assert edits(r, live_cloud(auth_type="BEARER_TOKEN", base_url="https://d.example")) == []
-    assert edits(r, live_cloud(auth_type="BEARER_TOKEN", base_url="https://e.example")) == [
+    assert edits(r, live_cloud(auth_type="BEARER_TOKEN", base_url="https://d.example", has_api_key=True)) == []
+    assert edits(r, live_cloud(auth_type="BEARER_TOKEN", base_url="https://e.example", has_api_key=True)) == [
         ("config.auth.base_url", "https://d.example", "https://e.example")]
+    assert notes(r, live_cloud(auth_type="BEARER_TOKEN", base_url="https://d.example")) == [
+        "Integration/d: config.auth.api_key is write-only: live has none (not written; plan sends it)"]
+    proxy = cloud(auth_type="PROXY_WITH_HEADERS", base_url="https://d.example")
+    assert notes(proxy, live_cloud(auth_type="PROXY_WITH_HEADERS", base_url="https://d.example",
+                                   header_names=["X-A"])) == [
+        "Integration/d: config.auth.headers is write-only: the live header names are ['X-A'] (values cannot be "
+        "read; not written)"]
 
 
 # ---------------------------------------------------------------------- prompts
