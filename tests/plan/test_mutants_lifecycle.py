@@ -11,7 +11,7 @@ from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_text
 from tests.plan.helpers import RESEARCH, key, live_llm, llm, manifests, res, state
-from tests.plan.test_lifecycle_edges import VERSION, aliased, dataset, evaluator, plan_error, prompt, synced
+from tests.plan.test_lifecycle import VERSION, aliased, dataset, evaluator, plan_error, prompt, synced
 
 TC = {"name": "f", "template": "t", "llm_config": {"integration": "judge", "model_name": "m"},
       "classification_choices": {"a": 1}}

@@ -13,7 +13,7 @@ from reconciler.plan.model import SENSITIVE, Plan, PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json, render_text
 from tests.plan.helpers import DEFAULT, RESEARCH, key, live_llm, llm, manifests, res, state
-from tests.plan.test_lifecycle_edges import plan_error
+from tests.plan.test_lifecycle import plan_error
 
 ORG = "T3JnOjE"
 SYNCED = {"is_function_calling_enabled": True, "has_api_key": True}

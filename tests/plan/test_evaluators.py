@@ -18,7 +18,7 @@ from reconciler.model import (
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json, render_text
 from tests.plan.helpers import DEFAULT, RESEARCH, live_llm, manifests, res, state
-from tests.plan.test_lifecycle_edges import plan_error
+from tests.plan.test_lifecycle import plan_error
 
 TC = {"name": "f", "template": "t", "llm_config": {"integration": "a", "model_name": "m"}}
 LIVE_TC = {"name": "f", "template": "t", "llm_config": {"ai_integration_id": "A", "model_name": "m"}}

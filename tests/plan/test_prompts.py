@@ -13,7 +13,7 @@ from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json
 from tests.plan.helpers import RESEARCH, manifests, res, state
 from tests.plan.test_kinds_plan import VERSION, live_prompt
-from tests.plan.test_lifecycle_edges import plan_error
+from tests.plan.test_lifecycle import plan_error
 
 COMPARE = PlanOptions(restrictions="compare")
 BASE = {"address": "Prompt/research/p", "kind": "Prompt", "name": "p", "space": "research"}

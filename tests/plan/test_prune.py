@@ -11,7 +11,7 @@ from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
 from reconciler.plan.render import render_json, render_text
 from tests.plan.helpers import RESEARCH, manifests, res, state
-from tests.plan.test_lifecycle_edges import VERSION, evaluator, plan_error, prompt
+from tests.plan.test_lifecycle import VERSION, evaluator, plan_error, prompt
 
 OWNER = Ownership("team", spaces=("research",), protect=("Prompt/keep",))
 
