@@ -78,7 +78,7 @@ def test_a_space_that_does_not_exist_live_is_a_note_not_a_missing_resource() -> 
 
 
 def test_a_restriction_is_missing_until_one_for_its_resource_exists_live() -> None:
-    from tests.plan.test_mutants_pins import restriction
+    from tests.plan.test_pins import restriction
 
     r = res("ResourceRestriction", "dash", resource_type="DASHBOARD", resource_id="RGFzaDox")
     live = state()
@@ -299,7 +299,7 @@ def prompt_live(restricted: bool = False, latest: bool = True, **version: Any) -
         prompt=PromptObject.read({"id": "UHI6MQ", "name": "p", "description": "live words", "space_id": RESEARCH}),
         latest=PromptVersionObject.read(v) if latest else None, labels={lab: v["id"] for lab in v["labels"]})
     if restricted:
-        from tests.plan.test_mutants_pins import restriction
+        from tests.plan.test_pins import restriction
 
         live.restrictions[("PROMPT", "UHI6MQ")] = restriction("PROMPT", "UHI6MQ")
     return live
