@@ -10,7 +10,7 @@ import pytest
 
 from reconciler.plan.model import SENSITIVE, Plan
 from tests.apply.runs import run_plan
-from tests.apply.test_executor_edges import Recorder, client, op
+from tests.apply.test_executor import Recorder, client, op
 
 
 def test_env_and_file_secrets_are_sent_in_the_body_and_a_path_may_hold_a_colon(
