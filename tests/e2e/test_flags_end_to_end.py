@@ -1,4 +1,4 @@
-"""The paths no test used to run, each end to end through the CLI over the emulator's socket:
+"""The commands, flags and connection options, each end to end through the CLI over the emulator's socket:
 exit codes (2 for changes, 1 for an apply that does not converge), export of one space, the apply
 flags (--fail-fast, --allow-empty, --target, --version-name, --rotate-secrets, --parallelism), the
 connection flags (--api-key-file, --region, --host, --ca-file), the interactive confirmation, the
