@@ -89,9 +89,20 @@ def validate(paths: tuple[str, ...], check_secrets: bool, options: Any) -> None:
 
 @main.command()
 @click.option("--plan", "of_plan", is_flag=True, help="The JSON Schema of the JSON plan (--format json, PLANFILE).")
+@click.option("--project", "of_project", is_flag=True, help="The JSON Schema of the project file, reconciler.yaml.")
 @observed()
-def schema(of_plan: bool) -> None:
-    """Print the JSON Schema of the manifest format (of the JSON plan with --plan)."""
+def schema(of_plan: bool, of_project: bool) -> None:
+    """Print the JSON Schema of the manifest format (of the JSON plan with --plan, of the project
+    file with --project)."""
+    if of_plan and of_project:
+        raise click.UsageError("--plan and --project: give one of them")
+    if of_project:
+        import json
+
+        from reconciler.project import json_schema
+
+        click.echo(json.dumps(json_schema(), indent=2))
+        return
     if of_plan:
         import json
 

@@ -34,6 +34,9 @@ FORBIDDEN = {
     "telemetry.py": ("reconciler.workflow", "reconciler.cli", "reconciler.watch", "reconciler.emulator"),
     "rehearse.py": ("reconciler.workflow", "reconciler.cli", "reconciler.watch"),
     "workflow.py": ("reconciler.cli", "reconciler.watch", "reconciler.emulator"),
+    # the project file is read as manifests are, and knows nothing of planning or connecting
+    "project.py": ("reconciler.plan", "reconciler.client", "reconciler.apply", "reconciler.workflow",
+                   "reconciler.cli", "reconciler.watch", "reconciler.emulator", "reconciler.environments"),
     "watch.py": ("reconciler.cli",),
     # the command modules below cli.py: cli.py adds their commands to its group, never the reverse
     "cli_watch.py": ("reconciler.cli.", "reconciler.cli_pull"),
