@@ -17,8 +17,8 @@ from reconciler.cli import main
 
 COMMANDS = sorted(main.commands)
 METRICS_FILE_COMMANDS = ["apply", "drift", "plan"]  # the one-shot runs a cron job scrapes
-#: The commands that run on the environments of reconciler.yaml (pull and watch do not yet: they refuse --env).
-ENVIRONMENT_COMMANDS = ["apply", "drift", "plan", "validate"]
+#: The commands that run on the environments of reconciler.yaml (watch does not yet: it refuses --env).
+ENVIRONMENT_COMMANDS = ["apply", "drift", "plan", "pull", "validate"]
 ENV = {"VENDOR_A_KEY": "k", "AGENT_TOKEN": "t", "RECONCILER_LOG_FORMAT": None, "RECONCILER_ALLOW_OUTSIDE_TREE": None,
        "RECONCILER_BASE_URL": None, "RECONCILER_API_KEY": None}
 
@@ -118,7 +118,7 @@ def test_env_takes_effect_on_each_command_that_lists_it(command: str, tmp_path: 
     assert "--env stageing: no environment 'stageing'; did you mean 'staging'?" in result.output
 
 
-@pytest.mark.parametrize("command", ["pull", "watch"])
+@pytest.mark.parametrize("command", ["watch"])
 def test_the_commands_without_environments_refuse_env(command: str, tmp_path: Path) -> None:
     result = run(command, tmp_path, "--env", "staging")
     assert result.exit_code == 1 and "No such option '--env'" in result.output
