@@ -135,7 +135,8 @@ def schema(of_plan: bool, of_project: bool) -> None:
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
+@click.option("--out", "out_file", type=click.Path(), help="Save the plan (JSON) for `apply PLANFILE` (with --env or "
+              "--all: a directory, a plan file per environment, for `apply DIR`).")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
 @REHEARSE
 @plan_flags()
@@ -149,14 +150,14 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
     from reconciler.plan.render import render
     from reconciler.workflow import plan_against, prepare_options
 
-    if chosen is not None:
-        if out_file:
-            raise ReconcilerError("--out with --env or --all: not supported yet; plan and save one environment "
-                                  "at a time with PATHs")
+    if chosen is not None:  # --out names a directory: a plan file per environment
         sys.exit(_plan_environments(chosen, options, conn, fmt=fmt, detailed_exitcode=detailed_exitcode,
-                                    verbose=verbose, quiet=quiet, rehearse=rehearse))
+                                    verbose=verbose, quiet=quiet, rehearse=rehearse, out_dir=out_file))
     manifests = _load(paths, options.variables, options.var_files, options.policies)
     options = prepare_options(manifests, options)
+    if out_file and Path(out_file).is_dir():
+        raise ReconcilerError(f"--out {out_file}: a directory; give a file (a directory of plan files is for "
+                              "--env and --all)")
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
     if out_file:
@@ -240,55 +241,61 @@ def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals
     """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence. With --env or
     --all: each environment in the order its `after` draws, once those it comes after converged."""
     from reconciler.policy.evaluate import check_approvals_known
-    from reconciler.workflow import (
-        declared_secrets,
-        is_plan_file,
-        plan_against,
-        prepare_options,
-        read_plan_file,
-    )
+    from reconciler.workflow import is_plan_file, plan_against, prepare_options
 
     if chosen is not None:
         if not auto_approve and not sys.stdin.isatty():  # before any request
             raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
         sys.exit(_apply_environments(chosen, options, conn, auto_approve=auto_approve, fail_fast=fail_fast,
                                      approvals=approvals, verbose=verbose, quiet=quiet, rehearse=rehearse))
-    from_file = is_plan_file(paths)
-    manifests = None if from_file else _load(paths, options.variables, options.var_files,
-                                             options.policies)  # refused before any request
-    if not auto_approve and not from_file and not sys.stdin.isatty():  # before any request or plan is shown
+    if _is_plan_dir(paths):  # plan --all --out DIR: its plan files, in the order after draws
+        sys.exit(_apply_plan_dir(Path(paths[0]), options, conn, approvals=approvals, fail_fast=fail_fast,
+                                 verbose=verbose, quiet=quiet, rehearse=rehearse))
+    if is_plan_file(paths):
+        _apply_plan_file(paths[0], options, conn, approvals=approvals, fail_fast=fail_fast, verbose=verbose,
+                         quiet=quiet, rehearse=rehearse)
+        return
+    manifests = _load(paths, options.variables, options.var_files, options.policies)  # refused before any request
+    if not auto_approve and not sys.stdin.isatty():  # before any request or plan is shown
         raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
-    if manifests is not None:  # it writes, so its key may manage restrictions: they are always compared
-        options = prepare_options(manifests, replace(options, restrictions="compare"))
-        check_approvals_known(approvals, manifests.policies)
-    if from_file:  # checked whole before any request: a plan file may come from elsewhere (docs/security.md)
-        from reconciler.plan.planfile import read_plan_bytes
-        from reconciler.saved import bound_sources, check_signature, checked_against_live
-
-        raw = read_plan_bytes(paths[0])
-        check_signature(paths[0], raw)  # with RECONCILER_PLAN_KEY: signed by plan --out, unaltered
-        planned = read_plan_file(paths[0], raw)
-        _refuse_plan_options(options)
-        if options.allow_replace:  # given to apply rather than to plan: as good
-            planned = replace(planned, options=replace(planned.options, allow_replace=True))
-        bound = bound_sources(planned, paths[0])  # its files: inside this tree, as they were
-        manifests = _load(bound.manifests, planned.options.variables, bound.var_files,
-                          (*bound.policies, *options.policies))  # its policies checked before any request
-        planned = declared_secrets(planned, manifests, paths[0])
+    # it writes, so its key may manage restrictions: they are always compared
+    options = prepare_options(manifests, replace(options, restrictions="compare"))
+    check_approvals_known(approvals, manifests.policies)
     with connect(conn, quiet=quiet, verbose=verbose) as client:
-        if from_file:
-            assert manifests is not None
-            # planned again under every guard and policy; the file must be that plan, call for call
-            planned, live = checked_against_live(planned, manifests, client, paths[0])
-            check_approvals_known(approvals, manifests.policies)
-        else:
-            assert manifests is not None
-            with _read_progress(client, quiet):
-                live, planned = plan_against(manifests, client, options)
-            _report_read(verbose, live)
-        _apply_planned(planned, live, client, manifests, approvals=approvals, ask=not auto_approve and not from_file,
-                       show=not (quiet and (auto_approve or from_file)), rehearse=rehearse, fail_fast=fail_fast,
+        with _read_progress(client, quiet):
+            live, planned = plan_against(manifests, client, options)
+        _report_read(verbose, live)
+        _apply_planned(planned, live, client, manifests, approvals=approvals, ask=not auto_approve,
+                       show=not (quiet and auto_approve), rehearse=rehearse, fail_fast=fail_fast,
                        parallelism=conn.parallelism, verbose=verbose, quiet=quiet)
+
+
+def _apply_plan_file(path: str, options: Any, conn: Any, *, approvals: tuple[str, ...], fail_fast: bool,
+                     verbose: bool, quiet: bool, rehearse: bool) -> None:
+    """``apply PLANFILE``: the file checked whole before any request (a plan file may come from
+    elsewhere: docs/security.md), planned again under every guard and policy (the file must be that
+    plan, call for call), then applied without asking (it was reviewed when it was made)."""
+    from reconciler.plan.planfile import read_plan_bytes
+    from reconciler.policy.evaluate import check_approvals_known
+    from reconciler.saved import bound_sources, check_signature, checked_against_live
+    from reconciler.workflow import declared_secrets, read_plan_file
+
+    raw = read_plan_bytes(path)
+    check_signature(path, raw)  # with RECONCILER_PLAN_KEY: signed by plan --out, unaltered
+    planned = read_plan_file(path, raw)
+    _refuse_plan_options(options)
+    if options.allow_replace:  # given to apply rather than to plan: as good
+        planned = replace(planned, options=replace(planned.options, allow_replace=True))
+    bound = bound_sources(planned, path)  # its files: inside this tree, as they were
+    manifests = _load(bound.manifests, planned.options.variables, bound.var_files,
+                      (*bound.policies, *options.policies))  # its policies checked before any request
+    planned = declared_secrets(planned, manifests, path)
+    with connect(conn, quiet=quiet, verbose=verbose) as client:
+        planned, live = checked_against_live(planned, manifests, client, path)
+        check_approvals_known(approvals, manifests.policies)
+        _apply_planned(planned, live, client, manifests, approvals=approvals, ask=False, show=not quiet,
+                       rehearse=rehearse, fail_fast=fail_fast, parallelism=conn.parallelism, verbose=verbose,
+                       quiet=quiet)
 
 
 def _apply_planned(planned: Any, live: Any, client: Any, manifests: Any, *, approvals: tuple[str, ...], ask: bool,
@@ -345,18 +352,20 @@ def _loaded_environments(chosen: Any, options: Any, conn: Any, **prepared: Any) 
 
 def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbose: bool, quiet: bool,
                        detailed_exitcode: bool = False, rehearse: bool = False, drift: bool = False,
-                       prune: bool = False) -> int:
+                       prune: bool = False, out_dir: str | None = None) -> int:
     """``plan`` (``drift``) over environments: planned concurrently (``environments.plan_all``), then
     one section each and the table environment x action (drift: one line each). The exit code is the
     command's over all of them: 1 when one failed, else 2 for changes (drift, --detailed-exitcode)."""
     import json
 
-    from reconciler.cli_environments import table
+    from reconciler.cli_environments import check_plan_dir, table, write_plans
     from reconciler.environments import counts, plan_all
     from reconciler.plan.render import render, summary_line
     from reconciler.policy.evaluate import check_not_denied
 
     chosen_targets, loaded, per_env = _loaded_environments(chosen, options, conn)
+    if out_dir:
+        check_plan_dir(Path(out_dir))  # before any request
     results = plan_all(chosen_targets, loaded, per_env,
                        lambda c: connect(c, quiet=True if drift else quiet, verbose=verbose, read_only=drift))
     failed = False
@@ -402,19 +411,63 @@ def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbos
             click.echo(table(rows, fmt), nl=False)
     if failed:
         return 1
+    if out_dir:  # only when every environment planned: apply DIR applies them all, in order
+        write_plans(Path(out_dir), chosen, {name: r.plan for name, r in results.items()})
+        if not quiet:
+            _say(f"Saved a plan per environment to {out_dir}; apply them with: reconciler apply {out_dir}",
+                 "plan_saved", path=out_dir)
     return 2 if changed and (drift or detailed_exitcode) else 0
 
 
 def _apply_environments(chosen: Any, options: Any, conn: Any, *, auto_approve: bool, fail_fast: bool,
                         approvals: tuple[str, ...], verbose: bool, quiet: bool, rehearse: bool) -> int:
-    """``apply`` over environments, in the order ``after`` draws: an environment starts once every
-    environment of the run it comes after converged; a failure stops those after it, the independent
-    ones go on. Then the report: one line per environment. Ctrl-C or SIGTERM stops the run."""
+    """``apply`` over environments (``_in_order``), each planned and applied as ``apply PATH...`` does."""
     from reconciler.policy.evaluate import check_approvals_known
     from reconciler.workflow import plan_against
 
     chosen_targets, loaded, per_env = _loaded_environments(chosen, options, conn, restrictions="compare")
     check_approvals_known(approvals, tuple(p for m in loaded.values() for p in m.policies))
+
+    def apply_one(target: Any) -> None:
+        with connect(target.conn, quiet=quiet, verbose=verbose) as client:
+            with _read_progress(client, quiet):
+                live, planned = plan_against(loaded[target.name], client, per_env[target.name])
+            _apply_planned(planned, live, client, loaded[target.name], approvals=approvals, ask=not auto_approve,
+                           show=not (quiet and auto_approve), rehearse=rehearse, fail_fast=fail_fast,
+                           parallelism=conn.parallelism, verbose=verbose, quiet=quiet)
+
+    return _in_order(chosen, chosen_targets, apply_one)
+
+
+def _is_plan_dir(paths: tuple[str, ...]) -> bool:
+    from reconciler.cli_environments import PLAN_INDEX
+
+    return len(paths) == 1 and (Path(paths[0]) / PLAN_INDEX).is_file()
+
+
+def _apply_plan_dir(directory: Path, options: Any, conn: Any, *, approvals: tuple[str, ...], fail_fast: bool,
+                    verbose: bool, quiet: bool, rehearse: bool) -> int:
+    """``apply DIR`` (``plan --all --out DIR``): each environment's plan file applied as ``apply
+    PLANFILE`` does, against the environment's endpoint, in the order ``after`` draws (``_in_order``)."""
+    from reconciler.cli_environments import planned_environments
+    from reconciler.environments import targets
+
+    chosen = planned_environments(directory)
+    chosen_targets = targets(chosen.project, chosen.names, conn)  # every key variable set: before any request
+    files = {t.name: directory / f"{t.name}.json" for t in chosen_targets}
+    for name, file in files.items():
+        if not file.is_file():
+            raise ReconcilerError(f"{directory}: no plan file for the environment {name} ({file.name})")
+    return _in_order(chosen, chosen_targets, lambda target: _apply_plan_file(
+        str(files[target.name]), options, target.conn, approvals=approvals, fail_fast=fail_fast, verbose=verbose,
+        quiet=quiet, rehearse=rehearse))
+
+
+def _in_order(chosen: Any, chosen_targets: list[Any], apply_one: Any) -> int:
+    """Apply each environment (``apply_one``) in the order ``after`` draws: an environment starts once
+    every environment of the run it comes after converged; a failure stops the environments after it
+    and the independent ones go on; Ctrl-C or SIGTERM stops the run. Then one line per environment;
+    exit 0 only when every one converged."""
     envs = chosen.project.model.environments
     outcome: dict[str, str] = {}
     converged: set[str] = set()
@@ -425,12 +478,7 @@ def _apply_environments(chosen: Any, options: Any, conn: Any, *, auto_approve: b
             continue
         click.echo(heading(target.name, "text"), nl=False)
         try:
-            with connect(target.conn, quiet=quiet, verbose=verbose) as client:
-                with _read_progress(client, quiet):
-                    live, planned = plan_against(loaded[target.name], client, per_env[target.name])
-                _apply_planned(planned, live, client, loaded[target.name], approvals=approvals, ask=not auto_approve,
-                               show=not (quiet and auto_approve), rehearse=rehearse, fail_fast=fail_fast,
-                               parallelism=conn.parallelism, verbose=verbose, quiet=quiet)
+            apply_one(target)
         except _Interrupted as exc:
             click.echo(f"Error: {exc}", err=True)
             outcome[target.name] = "interrupted"

@@ -86,6 +86,15 @@ def test_plan_all_rehearses_each_environment(project: dict[str, Any], cli: Calla
     assert result.output.count("Rehearsal: passed: 1 of 1 call accepted") == 3, result.output
 
 
+def test_apply_all_rehearses_each_environment_before_writing_it(
+        project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    result = cli("apply", "--all", "--auto-approve", "--rehearse")
+
+    assert result.exit_code == 0, result.output
+    assert result.output.count("Rehearsal: passed: 1 of 1 call accepted") == 3, result.output
+    assert result.output.split("Environments:\n", 1)[1].count("converged") == 3
+
+
 def test_apply_all_stops_what_comes_after_a_failed_environment_and_finishes_the_independent_one(
         project: dict[str, Any], cli: Callable[..., Result]) -> None:
     main_url, lab_url = project["accounts"]["main"], project["accounts"]["lab"]
@@ -172,6 +181,11 @@ def test_env_with_paths_or_connection_flags_is_refused(project: dict[str, Any], 
     assert "--emulator: with --env" in refused(project, cli, "apply", "--all", "--auto-approve", "--emulator", "x.db")
 
 
+def test_metrics_file_is_refused_with_environments(project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    assert "--metrics-file with --env or --all: not yet" in refused(project, cli, "drift", "--all", "--metrics-file",
+                                                                    "run.prom")
+
+
 def test_an_unset_key_variable_is_named_before_any_request(
         project: dict[str, Any], cli: Callable[..., Result], monkeypatch: Any) -> None:
     monkeypatch.delenv("LAB_API_KEY")
@@ -206,3 +220,42 @@ def test_two_environments_naming_one_account_and_space_are_refused(
     assert f"environments staging and production name one account and the space {project['spaces']['staging']}" \
         in output
     assert cli("plan", "--env", "production").exit_code == 0  # alone, it is one environment of that space
+
+
+def test_plan_all_out_saves_a_plan_per_environment_and_apply_dir_applies_them_in_order(
+        project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    saved = cli("plan", "--all", "--out", "plans")
+
+    assert saved.exit_code == 0, saved.output
+    assert sorted(p.name for p in (project["root"] / "plans").iterdir()) == [
+        "environments.json", "production.json", "research.json", "staging.json"]
+    assert oct((project["root"] / "plans" / "staging.json").stat().st_mode & 0o777) == "0o600"
+
+    applied = cli("apply", "plans")
+
+    assert applied.exit_code == 0, applied.output
+    assert applied.output.index("=== environment staging") < applied.output.index("=== environment production")
+    assert applied.output.split("Environments:\n", 1)[1].count("converged") == 3
+    for env, space in project["spaces"].items():
+        assert prompts_in(project["accounts"][project["homes"][env]], space) == ["summarize-ticket"]
+    assert cli("plan", "--all", "--detailed-exitcode").exit_code == 0
+
+
+def test_apply_dir_refuses_a_stale_plan_and_stops_what_comes_after_it(
+        project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    assert cli("plan", "--all", "--out", "plans").exit_code == 0
+    assert cli("apply", "--env", "staging", "--auto-approve").exit_code == 0  # live state moved since
+
+    result = cli("apply", "plans")
+
+    assert result.exit_code == 1, result.output
+    report = result.output.split("Environments:\n", 1)[1]
+    assert "  staging: failed: " in report
+    assert "  production: not started: it comes after staging, which did not converge" in report
+    assert "  research: converged" in report
+
+
+def test_apply_dir_refuses_endpoint_flags(project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    assert cli("plan", "--all", "--out", "plans").exit_code == 0
+    output = refused(project, cli, "apply", "plans", "--base-url", project["accounts"]["main"])
+    assert "--base-url: apply plans applies each environment's plan against its endpoint" in output
