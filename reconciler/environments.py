@@ -1,8 +1,8 @@
 """Several environments of one project file in one run (README.md, "Environments: one tree, many
 accounts"): each loaded before any request, planned concurrently, applied in ``after`` order.
 
-Concurrency is by account: the environments of one account (``project.account_of``: one endpoint,
-one key) share one client, so one rate budget and one in-flight limit, and are planned one after
+Concurrency is by account: the environments of one account (``Target.account``: one endpoint, one
+key variable) share one client, so one rate budget and one in-flight limit, and are planned one after
 the other on it; different accounts are planned at once, each client on its own event loop in a
 thread of its own (a client's loop runs one coroutine at a time: ``ApiClient.run``).
 """
@@ -10,6 +10,7 @@ thread of its own (a client's loop runs one coroutine at a time: ``ApiClient.run
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -18,10 +19,11 @@ from typing import Any
 
 from reconciler import workflow
 from reconciler.client.http import ApiClient
-from reconciler.errors import ManifestError, ReconcilerError
+from reconciler.client.settings import resolve_endpoint
+from reconciler.errors import ConfigError, ManifestError, ReconcilerError
 from reconciler.model import LiveState, ManifestSet
 from reconciler.plan.model import Plan, PlanOptions
-from reconciler.project import Project, account_of, check_accounts, key_of
+from reconciler.project import Project, check_accounts, key_of
 from reconciler.workflow import Connection
 
 
@@ -34,28 +36,37 @@ class Target:
     var_files: tuple[str, ...]
     policies: tuple[str, ...]
     conn: Connection
+    #: which account it is: its endpoint as resolved (a region and the base URL it stands for agree)
+    #: and its key's variable. Two that agree share a client and may not declare one space.
     account: tuple[str, str]
 
 
 def targets(project: Project, names: Sequence[str], conn: Connection | None, *, var_files: Sequence[str] = (),
             policies: Sequence[str] = (), keys: bool = True) -> list[Target]:
     """The chosen environments, their files placed relative to the working directory; ``var_files``
-    and ``policies`` given on the command line come after each environment's own. With ``keys``, each
-    key variable must be set (a ``ConfigError`` naming it, before any request)."""
+    and ``policies`` given on the command line come after each environment's own. Each endpoint is
+    resolved (a bad one refused) and, with ``keys``, each key variable must be set (a ``ConfigError``
+    naming it); both before any request."""
     found = []
     base = conn or Connection()
     for name in names:
         env = project.model.environments[name]
         if keys:
             key_of(project, name)
+        conn = replace(base, base_url=env.base_url, region=env.region, host=env.host,
+                       emulator=project.place(env.emulator) if env.emulator is not None else None, api_key_file=None,
+                       api_key_env=env.api_key.env if env.api_key is not None else None)
+        try:
+            endpoint = resolve_endpoint(base_url=conn.base_url, region=conn.region, host=conn.host,
+                                        emulator=conn.emulator, env={})
+        except ConfigError as exc:
+            raise ConfigError(f"environment {name} ({project.at(f'environments.{name}')}): {exc}") from None
+        where = os.path.realpath(endpoint.emulator_db) if endpoint.emulator_db else str(endpoint.base_url)
         found.append(Target(
             name=name, paths=tuple(project.place(p) for p in env.paths),
             var_files=(*(project.place(v) for v in env.var_files), *var_files),
-            policies=(*(project.place(p) for p in env.policies), *policies),
-            conn=replace(base, base_url=env.base_url, region=env.region, host=env.host,
-                         emulator=project.place(env.emulator) if env.emulator is not None else None, api_key_file=None,
-                         api_key_env=env.api_key.env if env.api_key is not None else None),
-            account=account_of(project, name)))
+            policies=(*(project.place(p) for p in env.policies), *policies), conn=conn,
+            account=(where, conn.api_key_env or "")))
     return found
 
 
@@ -74,7 +85,8 @@ def load_all(project: Project, chosen: Sequence[Target],
             problems.append(f"[{target.name}] {exc}")
     if problems:
         raise ManifestError(problems)
-    check_accounts(project, {name: manifests.read_scope().spaces for name, manifests in loaded.items()})
+    check_accounts(project, {name: manifests.read_scope().spaces for name, manifests in loaded.items()},
+                   {t.name: t.account for t in chosen})
     return loaded
 
 

@@ -267,27 +267,15 @@ def key_of(project: Project, name: str, environ: Mapping[str, str] = os.environ)
     return value
 
 
-def account_of(project: Project, name: str) -> tuple[str, str]:
-    """What says which account an environment is: its endpoint as written (an emulator's file
-    resolved) and its key's variable. Two environments that agree on both are one account: they
-    share a client (one rate budget) and may not declare the same space."""
-    env = project.model.environments[name]
-    endpoint = next(f"{field}={getattr(env, field)}" for field in ENDPOINTS if getattr(env, field) is not None)
-    if env.emulator is not None:
-        endpoint = f"emulator={os.path.normpath(project.root / env.emulator)}"
-    elif env.base_url is not None:
-        endpoint = f"base_url={env.base_url.rstrip('/').removesuffix('/v2')}"
-    return endpoint, env.api_key.env if env.api_key is not None else ""
-
-
-def check_accounts(project: Project, spaces: Mapping[str, Iterable[str]]) -> None:
-    """Two chosen environments of one account (``account_of``) that declare a space in common would
-    each plan the other's resources away: refused, naming both and the space, before any request."""
-    owners: dict[tuple[tuple[str, str], str], str] = {}
+def check_accounts(project: Project, spaces: Mapping[str, Iterable[str]], accounts: Mapping[str, Any]) -> None:
+    """Two chosen environments of one account (``accounts``: what says which account each is) that
+    declare a space in common would each plan the other's resources away: refused, naming both and
+    the space, before any request."""
+    owners: dict[tuple[Any, str], str] = {}
     clashes: list[str] = []
     for name, declared in spaces.items():
         for space in sorted(set(declared)):
-            first = owners.setdefault((account_of(project, name), space), name)
+            first = owners.setdefault((accounts[name], space), name)
             if first != name:
                 clashes.append(f"  environments {first} and {name} name one account and the space {space} "
                                f"({project.at(f'environments.{first}')}, {project.at(f'environments.{name}')})")

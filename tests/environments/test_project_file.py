@@ -161,3 +161,28 @@ def test_regions_are_the_clients() -> None:
 def test_committed_schema_is_what_reconciler_schema_project_prints() -> None:
     printed = CliRunner().invoke(main, ["schema", "--project"]).stdout
     assert (ROOT / "docs/project.schema.json").read_text(encoding="utf-8") == printed
+
+
+def test_a_region_and_its_base_url_are_one_account(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "o.yaml").write_text("kind: Ownership\nname: o\nspaces: [shared]\n")
+    (tmp_path / "reconciler.yaml").write_text(textwrap.dedent("""\
+        environments:
+          eu: {region: eu-west-1a, api_key: {env: EU_KEY}, paths: [base]}
+          eu-again: {base_url: "https://api.eu-west-1a.llmops.example/v2", api_key: {env: EU_KEY}, paths: [base]}
+        """))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["validate", "--all"])  # no network, no key: refused all the same
+    assert result.exit_code == 1
+    assert ("environments eu and eu-again name one account and the space shared (reconciler.yaml:2, "
+            "reconciler.yaml:3)") in result.output
+
+
+def test_an_endpoint_the_client_refuses_names_its_environment(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "reconciler.yaml").write_text(
+        "environments:\n  lab: {base_url: 'http://lab.example.com', api_key: {env: LAB_KEY}, paths: [base]}\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["validate", "--all"])
+    assert result.exit_code == 1
+    assert "environment lab (reconciler.yaml:2): " in result.output and "http://" in result.output
