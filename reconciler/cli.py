@@ -404,7 +404,7 @@ def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbos
             click.echo(table(rows, fmt))
         for name, section in sections.items():
             click.echo(heading(name, fmt), nl=False)
-            click.echo(section if isinstance(section, str) else f"Error: {section['error']}\n", nl=False)
+            click.echo(section if isinstance(section, str) else _failed_section(section["error"], fmt), nl=False)
             click.echo()
         if fmt == "text":
             click.echo("Environments:")
@@ -417,6 +417,16 @@ def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbos
             _say(f"Saved a plan per environment to {out_dir}; apply them with: reconciler apply {out_dir}",
                  "plan_saved", path=out_dir)
     return 2 if changed and (drift or detailed_exitcode) else 0
+
+
+def _failed_section(error: str, fmt: str) -> str:
+    """An environment that has no plan, in its section: in Markdown as prose whose markup is inert
+    (an error may quote the API)."""
+    if fmt == "markdown":
+        from reconciler.shown import md_text
+
+        return f"**Error:** {md_text(error)}\n"
+    return f"Error: {error}\n"
 
 
 def _apply_environments(chosen: Any, options: Any, conn: Any, *, auto_approve: bool, fail_fast: bool,

@@ -139,6 +139,19 @@ def test_drift_all_says_one_line_per_environment_and_exits_2_when_one_drifted(
     assert (synced.exit_code, synced.output) == (0, "staging: in sync\nproduction: in sync\nresearch: in sync\n")
 
 
+def test_plan_all_markdown_shows_an_environment_that_failed_in_its_section(
+        project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    config = project["root"] / "reconciler.yaml"
+    config.write_text(config.read_text().replace(project["accounts"]["lab"], "http://127.0.0.1:9"))
+
+    result = cli("plan", "--all", "--format", "markdown", "--timeout", "0.5")
+
+    assert result.exit_code == 1, result.output
+    assert "| `research` | error |" in result.output
+    assert "## Environment `research`\n\n**Error:** " in result.output
+    assert "## Environment `staging`\n\n### reconciler plan" in result.output
+
+
 def test_drift_all_exits_1_when_an_environment_cannot_be_read(
         project: dict[str, Any], cli: Callable[..., Result], monkeypatch: Any) -> None:
     config = project["root"] / "reconciler.yaml"
