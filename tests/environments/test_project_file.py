@@ -186,3 +186,18 @@ def test_an_endpoint_the_client_refuses_names_its_environment(tmp_path: Path,
     result = CliRunner().invoke(main, ["validate", "--all"])
     assert result.exit_code == 1
     assert "environment lab (reconciler.yaml:2): " in result.output and "http://" in result.output
+
+
+def test_the_example_project_file_follows_the_published_schema_its_modeline_names() -> None:
+    import json
+
+    import jsonschema
+    import yaml
+
+    path = ROOT / "examples/environments/reconciler.yaml"
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert (path.parent / first.split("$schema=", 1)[1]).resolve() == (ROOT / "docs/project.schema.json").resolve()
+    schema = json.loads((ROOT / "docs/project.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(path.read_text()))) == []
+    assert project.load(path).names == ["staging", "production"]
