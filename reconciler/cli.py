@@ -21,6 +21,7 @@ from reconciler.cli_common import load as _load
 from reconciler.cli_common import read_progress as _read_progress
 from reconciler.cli_common import say as _say
 from reconciler.cli_confine import confined
+from reconciler.cli_environments import environments, heading
 from reconciler.cli_flags import APPROVE, REHEARSE, SAVED, connection_flags, flags_given, plan_flags
 from reconciler.cli_observe import observed, show_error
 from reconciler.cli_pull import pull
@@ -72,26 +73,53 @@ def _report_read(verbose: bool, live: Any) -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--check-secrets", is_flag=True, help="Also check that every secret reference resolves.")
 @plan_flags("policies", "variables", "var_files", build=SimpleNamespace,  # validate imports no planner
             policies={"help": "Check these Policy documents too (a file or a directory; repeatable)."})
 @observed()
 @confined
-def validate(paths: tuple[str, ...], check_secrets: bool, options: Any) -> None:
+@environments
+def validate(paths: tuple[str, ...], check_secrets: bool, options: Any, chosen: Any) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
     from reconciler.manifests.commands import run_validate
 
-    sys.exit(run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
-                          err=lambda line: _say(line, "problem", message=line), var_assignments=options.variables, var_files=options.var_files,
-                          policy_paths=options.policies))
+    def checked(paths: Any, var_files: tuple[str, ...], policies: tuple[str, ...]) -> int:
+        return run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
+                            err=lambda line: _say(line, "problem", message=line), var_assignments=options.variables,
+                            var_files=var_files, policy_paths=policies)
+
+    if chosen is None:
+        sys.exit(checked(paths, options.var_files, options.policies))
+    from reconciler.environments import load_all, targets
+
+    chosen_targets = targets(chosen.project, chosen.names, None, var_files=options.var_files,
+                             policies=options.policies, keys=False)
+    codes = []
+    for target in chosen_targets:
+        click.echo(heading(target.name, "text"), nl=False)
+        codes.append(checked(target.paths, target.var_files, target.policies))
+    if not any(codes):  # valid one by one: then two of one account may not declare one space
+        load_all(chosen.project, chosen_targets, lambda t: _load(t.paths, options.variables, t.var_files, t.policies))
+    sys.exit(max(codes))
 
 
 @main.command()
 @click.option("--plan", "of_plan", is_flag=True, help="The JSON Schema of the JSON plan (--format json, PLANFILE).")
+@click.option("--project", "of_project", is_flag=True, help="The JSON Schema of the project file, reconciler.yaml.")
 @observed()
-def schema(of_plan: bool) -> None:
-    """Print the JSON Schema of the manifest format (of the JSON plan with --plan)."""
+def schema(of_plan: bool, of_project: bool) -> None:
+    """Print the JSON Schema of the manifest format (of the JSON plan with --plan, of the project
+    file with --project)."""
+    if of_plan and of_project:
+        raise click.UsageError("--plan and --project: give one of them")
+    if of_project:
+        import json
+
+        from reconciler.project import json_schema
+
+        click.echo(json.dumps(json_schema(), indent=2))
+        return
     if of_plan:
         import json
 
@@ -105,23 +133,31 @@ def schema(of_plan: bool) -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Save the plan (JSON) for `apply PLANFILE`.")
+@click.option("--out", "out_file", type=click.Path(), help="Save the plan (JSON) for `apply PLANFILE` (with --env or "
+              "--all: a directory, a plan file per environment, for `apply DIR`).")
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 with no changes, 2 with changes.")
 @REHEARSE
 @plan_flags()
 @connection_flags
 @observed(metrics_file=True)
 @confined
+@environments
 def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitcode: bool, verbose: bool,
-         quiet: bool, rehearse: bool, options: Any, conn: Any) -> None:
+         quiet: bool, rehearse: bool, options: Any, conn: Any, chosen: Any) -> None:
     """Fetch live state and print the plan."""
     from reconciler.plan.render import render
     from reconciler.workflow import plan_against, prepare_options
 
+    if chosen is not None:  # --out names a directory: a plan file per environment
+        sys.exit(_plan_environments(chosen, options, conn, fmt=fmt, detailed_exitcode=detailed_exitcode,
+                                    verbose=verbose, quiet=quiet, rehearse=rehearse, out_dir=out_file))
     manifests = _load(paths, options.variables, options.var_files, options.policies)
     options = prepare_options(manifests, options)
+    if out_file and Path(out_file).is_dir():
+        raise ReconcilerError(f"--out {out_file}: a directory; give a file (a directory of plan files is for "
+                              "--env and --all)")
     if out_file and not Path(out_file).resolve().parent.is_dir():
         raise ReconcilerError(f"--out {out_file}: the directory {Path(out_file).parent} does not exist")
     if out_file:
@@ -157,7 +193,7 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--prune", is_flag=True, help="Count unmanaged resources (inside the ownership) as drift.")
 @plan_flags("since", "targets", "excludes", "policies", "variables", "var_files",
@@ -165,13 +201,18 @@ def plan(paths: tuple[str, ...], fmt: str, out_file: str | None, detailed_exitco
 @connection_flags
 @observed(metrics_file=True)
 @confined
+@environments
 def drift(paths: tuple[str, ...], fmt: str, prune: bool, verbose: bool, quiet: bool, options: Any,
-          conn: Any) -> None:
+          conn: Any, chosen: Any) -> None:
     """Read-only comparison for cron: exit 0 in sync, 2 drift, 1 error. Sends nothing but GET.
-    Unmanaged resources are listed; with --prune they count as drift."""
+    Unmanaged resources are listed; with --prune they count as drift. With --env or --all: one line
+    per environment."""
     from reconciler.plan.render import render
     from reconciler.workflow import plan_against, prepare_options
 
+    if chosen is not None:
+        sys.exit(_plan_environments(chosen, options, conn, fmt=fmt, verbose=verbose, quiet=quiet, drift=True,
+                                    prune=prune))
     manifests = _load(paths, options.variables, options.var_files, options.policies)  # secrets: never read
     options = prepare_options(manifests, options)
     with connect(conn, quiet=quiet, verbose=verbose, read_only=True) as client, \
@@ -185,7 +226,7 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, verbose: bool, quiet: b
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--fail-fast", is_flag=True, help="Stop starting new calls after the first failure.")
 @APPROVE
@@ -194,80 +235,278 @@ def drift(paths: tuple[str, ...], fmt: str, prune: bool, verbose: bool, quiet: b
 @connection_flags
 @observed(metrics_file=True)
 @confined
+@environments
 def apply(paths: tuple[str, ...], auto_approve: bool, fail_fast: bool, approvals: tuple[str, ...], verbose: bool,
-          quiet: bool, rehearse: bool, options: Any, conn: Any) -> None:
-    """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence."""
-    from reconciler.plan.render import render_text
-    from reconciler.policy.evaluate import check_allowed, check_approvals_known
-    from reconciler.workflow import (
-        check_plan_secrets,
-        check_replacements,
-        declared_secrets,
-        is_plan_file,
-        not_converged,
-        plan_against,
-        prepare_options,
-        read_plan_file,
-    )
+          quiet: bool, rehearse: bool, options: Any, conn: Any, chosen: Any) -> None:
+    """Execute the plan (from manifests, or a saved PLANFILE), then confirm convergence. With --env or
+    --all: each environment in the order its `after` draws, once those it comes after converged."""
+    from reconciler.policy.evaluate import check_approvals_known
+    from reconciler.workflow import is_plan_file, plan_against, prepare_options
 
-    from_file = is_plan_file(paths)
-    manifests = None if from_file else _load(paths, options.variables, options.var_files,
-                                             options.policies)  # refused before any request
-    if not auto_approve and not from_file and not sys.stdin.isatty():  # before any request or plan is shown
+    if chosen is not None:
+        if not auto_approve and not sys.stdin.isatty():  # before any request
+            raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
+        sys.exit(_apply_environments(chosen, options, conn, auto_approve=auto_approve, fail_fast=fail_fast,
+                                     approvals=approvals, verbose=verbose, quiet=quiet, rehearse=rehearse))
+    if _is_plan_dir(paths):  # plan --all --out DIR: its plan files, in the order after draws
+        sys.exit(_apply_plan_dir(Path(paths[0]), options, conn, approvals=approvals, fail_fast=fail_fast,
+                                 verbose=verbose, quiet=quiet, rehearse=rehearse))
+    if is_plan_file(paths):
+        _apply_plan_file(paths[0], options, conn, approvals=approvals, fail_fast=fail_fast, verbose=verbose,
+                         quiet=quiet, rehearse=rehearse)
+        return
+    manifests = _load(paths, options.variables, options.var_files, options.policies)  # refused before any request
+    if not auto_approve and not sys.stdin.isatty():  # before any request or plan is shown
         raise ReconcilerError("standard input is not a terminal: refusing to apply without --auto-approve")
-    if manifests is not None:  # it writes, so its key may manage restrictions: they are always compared
-        options = prepare_options(manifests, replace(options, restrictions="compare"))
-        check_approvals_known(approvals, manifests.policies)
-    if from_file:  # checked whole before any request: a plan file may come from elsewhere (docs/security.md)
-        from reconciler.plan.planfile import read_plan_bytes
-        from reconciler.saved import bound_sources, check_signature, checked_against_live
-
-        raw = read_plan_bytes(paths[0])
-        check_signature(paths[0], raw)  # with RECONCILER_PLAN_KEY: signed by plan --out, unaltered
-        planned = read_plan_file(paths[0], raw)
-        _refuse_plan_options(options)
-        if options.allow_replace:  # given to apply rather than to plan: as good
-            planned = replace(planned, options=replace(planned.options, allow_replace=True))
-        bound = bound_sources(planned, paths[0])  # its files: inside this tree, as they were
-        manifests = _load(bound.manifests, planned.options.variables, bound.var_files,
-                          (*bound.policies, *options.policies))  # its policies checked before any request
-        planned = declared_secrets(planned, manifests, paths[0])
+    # it writes, so its key may manage restrictions: they are always compared
+    options = prepare_options(manifests, replace(options, restrictions="compare"))
+    check_approvals_known(approvals, manifests.policies)
     with connect(conn, quiet=quiet, verbose=verbose) as client:
-        if from_file:
-            assert manifests is not None
-            # planned again under every guard and policy; the file must be that plan, call for call
-            planned, live = checked_against_live(planned, manifests, client, paths[0])
-            check_approvals_known(approvals, manifests.policies)
-        else:
-            assert manifests is not None
+        with _read_progress(client, quiet):
+            live, planned = plan_against(manifests, client, options)
+        _report_read(verbose, live)
+        _apply_planned(planned, live, client, manifests, approvals=approvals, ask=not auto_approve,
+                       show=not (quiet and auto_approve), rehearse=rehearse, fail_fast=fail_fast,
+                       parallelism=conn.parallelism, verbose=verbose, quiet=quiet)
+
+
+def _apply_plan_file(path: str, options: Any, conn: Any, *, approvals: tuple[str, ...], fail_fast: bool,
+                     verbose: bool, quiet: bool, rehearse: bool) -> None:
+    """``apply PLANFILE``: the file checked whole before any request (a plan file may come from
+    elsewhere: docs/security.md), planned again under every guard and policy (the file must be that
+    plan, call for call), then applied without asking (it was reviewed when it was made)."""
+    from reconciler.plan.planfile import read_plan_bytes
+    from reconciler.policy.evaluate import check_approvals_known
+    from reconciler.saved import bound_sources, check_signature, checked_against_live
+    from reconciler.workflow import declared_secrets, read_plan_file
+
+    raw = read_plan_bytes(path)
+    check_signature(path, raw)  # with RECONCILER_PLAN_KEY: signed by plan --out, unaltered
+    planned = read_plan_file(path, raw)
+    _refuse_plan_options(options)
+    if options.allow_replace:  # given to apply rather than to plan: as good
+        planned = replace(planned, options=replace(planned.options, allow_replace=True))
+    bound = bound_sources(planned, path)  # its files: inside this tree, as they were
+    manifests = _load(bound.manifests, planned.options.variables, bound.var_files,
+                      (*bound.policies, *options.policies))  # its policies checked before any request
+    planned = declared_secrets(planned, manifests, path)
+    with connect(conn, quiet=quiet, verbose=verbose) as client:
+        planned, live = checked_against_live(planned, manifests, client, path)
+        check_approvals_known(approvals, manifests.policies)
+        _apply_planned(planned, live, client, manifests, approvals=approvals, ask=False, show=not quiet,
+                       rehearse=rehearse, fail_fast=fail_fast, parallelism=conn.parallelism, verbose=verbose,
+                       quiet=quiet)
+
+
+def _apply_planned(planned: Any, live: Any, client: Any, manifests: Any, *, approvals: tuple[str, ...], ask: bool,
+                   show: bool, rehearse: bool, fail_fast: bool, parallelism: int, verbose: bool, quiet: bool) -> None:
+    """The plan shown, rehearsed (``--rehearse``), checked (replacements, policies, secrets), confirmed
+    (``ask``), applied and its convergence checked: what ``apply`` does once it has a plan."""
+    from reconciler.plan.render import render_text
+    from reconciler.policy.evaluate import check_allowed
+    from reconciler.workflow import check_plan_secrets, check_replacements, not_converged
+
+    if show and not (quiet and _nothing_to_say(planned)):
+        click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
+    if planned.empty:  # a verdict on a field no call sends (experiment retention) holds all the same
+        check_allowed(planned, approvals)
+        return
+    if rehearse:  # before any write: a failed rehearsal writes nothing
+        rehearsal = _rehearse(planned, live, manifests, parallelism)
+        if not (quiet and rehearsal.ok):
+            click.echo("\n".join(rehearsal.lines()))
+        if not rehearsal.ok:
+            raise rehearsal.error(applying=True)
+    check_replacements(planned)
+    check_allowed(planned, approvals)  # deny, or an approval missing: before any write
+    check_plan_secrets(planned, manifests)
+    if ask and not click.confirm("Apply these changes?", default=False):
+        raise ReconcilerError("apply cancelled")
+    again = _apply_and_confirm(planned, client, manifests, live, parallelism, fail_fast, quiet)
+    assert again is not None  # a plan file's manifests are always here (bound to it): planned again
+    if not again.empty:
+        raise not_converged(again)
+    if not quiet and planned.options.targets:  # a targeted plan is partial: say only what was checked
+        click.echo("Apply complete: the targeted resources match the manifests (--target: the others were "
+                   "not planned; run plan to see them).")
+    elif not quiet:
+        click.echo("Apply complete: live state matches the manifests.")
+
+
+def _loaded_environments(chosen: Any, options: Any, conn: Any, **prepared: Any) -> tuple[list[Any], dict[str, Any],
+                                                                                   dict[str, Any]]:
+    """The chosen environments (``environments.targets``), their manifests and their plan options,
+    every problem found before any request."""
+    from reconciler.environments import load_all, targets
+    from reconciler.workflow import prepare_options
+
+    chosen_targets = targets(chosen.project, chosen.names, conn, var_files=options.var_files,
+                             policies=options.policies)
+    loaded = load_all(chosen.project, chosen_targets,
+                      lambda t: _load(t.paths, options.variables, t.var_files, t.policies))
+    per_env = {t.name: prepare_options(loaded[t.name], replace(options, var_files=t.var_files, policies=t.policies,
+                                                               **prepared))
+               for t in chosen_targets}
+    return chosen_targets, loaded, per_env
+
+
+def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbose: bool, quiet: bool,
+                       detailed_exitcode: bool = False, rehearse: bool = False, drift: bool = False,
+                       prune: bool = False, out_dir: str | None = None) -> int:
+    """``plan`` (``drift``) over environments: planned concurrently (``environments.plan_all``), then
+    one section each and the table environment x action (drift: one line each). The exit code is the
+    command's over all of them: 1 when one failed, else 2 for changes (drift, --detailed-exitcode)."""
+    import json
+
+    from reconciler.cli_environments import check_plan_dir, table, write_plans
+    from reconciler.environments import counts, plan_all
+    from reconciler.plan.render import render, summary_line
+    from reconciler.policy.evaluate import check_not_denied
+
+    chosen_targets, loaded, per_env = _loaded_environments(chosen, options, conn)
+    if out_dir:
+        check_plan_dir(Path(out_dir))  # before any request
+    results = plan_all(chosen_targets, loaded, per_env,
+                       lambda c: connect(c, quiet=quiet, verbose=verbose, read_only=drift))
+    failed = False
+    changed = False
+    sections: dict[str, Any] = {}
+    lines = []
+    for name, result in results.items():
+        if result.plan is None:
+            failed = True
+            sections[name] = {"error": str(result.error)}
+            lines.append(f"{name}: error: {result.error}")
+            continue
+        text = render(result.plan, fmt, colour=_colour(), verbose=verbose, unmanaged_drift=prune)
+        if rehearse:
+            rehearsal = _rehearse(result.plan, result.live, loaded[name], conn.parallelism)
+            text = rehearsal.rendered(text, fmt)
+            failed = failed or not rehearsal.ok
+        try:
+            if result.plan.policy:
+                check_not_denied(result.plan)
+        except ReconcilerError as exc:
+            failed = True
+            text += f"Error: {exc}\n"
+        drifted = not result.plan.empty or bool(prune and result.plan.unmanaged)
+        changed = changed or drifted
+        lines.append(f"{name}: " + (f"drift: {summary_line(result.plan)}" if drifted else "in sync"))
+        sections[name] = json.loads(text) if fmt == "json" else text
+    rows = [counts(r) for r in results.values()]
+    if fmt == "json":
+        click.echo(json.dumps({"environments": sections, "table": rows}, indent=2, ensure_ascii=False))
+    elif drift and fmt == "text":
+        click.echo("\n".join(lines))
+    else:
+        if fmt == "markdown":
+            click.echo(f"### reconciler {'drift' if drift else 'plan'}: {len(results)} environments\n")
+            click.echo(table(rows, fmt))
+        for name, section in sections.items():
+            click.echo(heading(name, fmt), nl=False)
+            click.echo(section if isinstance(section, str) else _failed_section(section["error"], fmt), nl=False)
+            click.echo()
+        if fmt == "text":
+            click.echo("Environments:")
+            click.echo(table(rows, fmt), nl=False)
+    if failed:
+        return 1
+    if out_dir:  # only when every environment planned: apply DIR applies them all, in order
+        write_plans(Path(out_dir), chosen, {name: r.plan for name, r in results.items()})
+        if not quiet:
+            _say(f"Saved a plan per environment to {out_dir}; apply them with: reconciler apply {out_dir}",
+                 "plan_saved", path=out_dir)
+    return 2 if changed and (drift or detailed_exitcode) else 0
+
+
+def _failed_section(error: str, fmt: str) -> str:
+    """An environment that has no plan, in its section: in Markdown as prose whose markup is inert
+    (an error may quote the API)."""
+    if fmt == "markdown":
+        from reconciler.shown import md_text
+
+        return f"**Error:** {md_text(error)}\n"
+    return f"Error: {error}\n"
+
+
+def _apply_environments(chosen: Any, options: Any, conn: Any, *, auto_approve: bool, fail_fast: bool,
+                        approvals: tuple[str, ...], verbose: bool, quiet: bool, rehearse: bool) -> int:
+    """``apply`` over environments (``_in_order``), each planned and applied as ``apply PATH...`` does."""
+    from reconciler.policy.evaluate import check_approvals_known
+    from reconciler.workflow import plan_against
+
+    chosen_targets, loaded, per_env = _loaded_environments(chosen, options, conn, restrictions="compare")
+    check_approvals_known(approvals, tuple(p for m in loaded.values() for p in m.policies))
+
+    def apply_one(target: Any) -> None:
+        with connect(target.conn, quiet=quiet, verbose=verbose) as client:
             with _read_progress(client, quiet):
-                live, planned = plan_against(manifests, client, options)
-            _report_read(verbose, live)
-        if not (quiet and (auto_approve or from_file)) and not (quiet and _nothing_to_say(planned)):
-            click.echo(render_text(planned, colour=_colour(), verbose=verbose), nl=False)
-        if planned.empty:  # a verdict on a field no call sends (experiment retention) holds all the same
-            check_allowed(planned, approvals)
-            return
-        if rehearse:  # before any write: a failed rehearsal writes nothing
-            rehearsal = _rehearse(planned, live, manifests, conn.parallelism)
-            if not (quiet and rehearsal.ok):
-                click.echo("\n".join(rehearsal.lines()))
-            if not rehearsal.ok:
-                raise rehearsal.error(applying=True)
-        check_replacements(planned)
-        check_allowed(planned, approvals)  # deny, or an approval missing: before any write
-        check_plan_secrets(planned, manifests)
-        if not auto_approve and not from_file and not click.confirm("Apply these changes?", default=False):
-            raise ReconcilerError("apply cancelled")
-        again = _apply_and_confirm(planned, client, manifests, live, conn.parallelism, fail_fast, quiet)
-        assert again is not None  # a plan file's manifests are always here (bound to it): planned again
-        if not again.empty:
-            raise not_converged(again)
-        if not quiet and planned.options.targets:  # a targeted plan is partial: say only what was checked
-            click.echo("Apply complete: the targeted resources match the manifests (--target: the others were "
-                       "not planned; run plan to see them).")
-        elif not quiet:
-            click.echo("Apply complete: live state matches the manifests.")
+                live, planned = plan_against(loaded[target.name], client, per_env[target.name])
+            _apply_planned(planned, live, client, loaded[target.name], approvals=approvals, ask=not auto_approve,
+                           show=not (quiet and auto_approve), rehearse=rehearse, fail_fast=fail_fast,
+                           parallelism=conn.parallelism, verbose=verbose, quiet=quiet)
+
+    return _in_order(chosen, chosen_targets, apply_one)
+
+
+def _is_plan_dir(paths: tuple[str, ...]) -> bool:
+    from reconciler.cli_environments import PLAN_INDEX
+
+    return len(paths) == 1 and (Path(paths[0]) / PLAN_INDEX).is_file()
+
+
+def _apply_plan_dir(directory: Path, options: Any, conn: Any, *, approvals: tuple[str, ...], fail_fast: bool,
+                    verbose: bool, quiet: bool, rehearse: bool) -> int:
+    """``apply DIR`` (``plan --all --out DIR``): each environment's plan file applied as ``apply
+    PLANFILE`` does, against the environment's endpoint, in the order ``after`` draws (``_in_order``)."""
+    from reconciler.cli_environments import planned_environments
+    from reconciler.environments import targets
+
+    chosen = planned_environments(directory)
+    chosen_targets = targets(chosen.project, chosen.names, conn)  # every key variable set: before any request
+    files = {t.name: directory / f"{t.name}.json" for t in chosen_targets}
+    for name, file in files.items():
+        if not file.is_file():
+            raise ReconcilerError(f"{directory}: no plan file for the environment {name} ({file.name})")
+    return _in_order(chosen, chosen_targets, lambda target: _apply_plan_file(
+        str(files[target.name]), options, target.conn, approvals=approvals, fail_fast=fail_fast, verbose=verbose,
+        quiet=quiet, rehearse=rehearse))
+
+
+def _in_order(chosen: Any, chosen_targets: list[Any], apply_one: Any) -> int:
+    """Apply each environment (``apply_one``) in the order ``after`` draws: an environment starts once
+    every environment of the run it comes after converged; a failure stops the environments after it
+    and the independent ones go on; Ctrl-C or SIGTERM stops the run. Then one line per environment;
+    exit 0 only when every one converged."""
+    envs = chosen.project.model.environments
+    outcome: dict[str, str] = {}
+    converged: set[str] = set()
+    for target in chosen_targets:
+        waiting = [a for a in envs[target.name].after if a in chosen.names and a not in converged]
+        if waiting:
+            outcome[target.name] = f"not started: it comes after {', '.join(waiting)}, which did not converge"
+            continue
+        click.echo(heading(target.name, "text"), nl=False)
+        try:
+            apply_one(target)
+        except _Interrupted as exc:
+            click.echo(f"Error: {exc}", err=True)
+            outcome[target.name] = "interrupted"
+            break
+        except ReconcilerError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            outcome[target.name] = "failed: " + str(exc).splitlines()[0]
+            continue
+        converged.add(target.name)
+        outcome[target.name] = "converged"
+    click.echo("Environments:")
+    for target in chosen_targets:
+        click.echo(f"  {target.name}: {outcome.get(target.name, 'not started: the run was interrupted')}")
+    return 0 if len(converged) == len(chosen_targets) else 1
+
+
+class _Interrupted(ReconcilerError):
+    """Ctrl-C or SIGTERM stopped an apply: nothing more starts (``apply --all``: no other environment)."""
 
 
 def _rehearse(planned: Any, live: Any, manifests: Any, parallelism: int) -> Any:
@@ -321,7 +560,7 @@ def _apply_and_confirm(planned: Any, client: Any, manifests: Any, live: Any, par
             for line in report.lines(list_applied=progress is not None):  # else listed as they ended
                 click.echo(line)
         if report.interrupted:
-            raise ReconcilerError(f"apply interrupted: {len(report.of('applied'))} calls applied, "
+            raise _Interrupted(f"apply interrupted: {len(report.of('applied'))} calls applied, "
                                   f"{len(report.of('skipped'))} not started (listed above); re-run to converge")
         if not report.ok:
             raise ReconcilerError(report.failure_summary())

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 TELEMETRY = "reconciler.telemetry"
 
 
+class NotRun(click.UsageError):
+    """A usage error a shared option's decorator finds before the command starts its work (a
+    missing PATH, --env with PATHs): like click's own, it is no run (``@observed`` reports none)."""
+
+
 def load(paths: tuple[str, ...] | list[str], variables: tuple[str, ...] = (),
          var_files: tuple[str, ...] = (), policies: tuple[str, ...] = ()) -> Any:
     """Manifests with their variables and policies; load warnings (an unused --var) on stderr."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli_common import TELEMETRY
+from reconciler.cli_common import TELEMETRY, NotRun
 from reconciler.errors import ManifestError, ReconcilerError
 from reconciler.telemetry import LOG_FORMATS, Telemetry
 
@@ -83,9 +83,12 @@ def _run_observed(callback: Callable[[], Any], log_format: str, metrics_file: st
     previous, meta[TELEMETRY] = meta.get(TELEMETRY), telemetry
     started = time.monotonic()
     code: int = 0
-    bad_manifests = False
+    bad_manifests = usage_error = False
     try:
         return callback()
+    except NotRun:  # refused before the run, as click refuses a bad option: no run to report
+        usage_error = True
+        raise
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         bad_manifests = name == "validate" and code == 1
@@ -101,15 +104,21 @@ def _run_observed(callback: Callable[[], Any], log_format: str, metrics_file: st
         raise
     finally:
         meta[TELEMETRY] = previous
-        duration = time.monotonic() - started
-        success = code in (0, 2)  # 2: changes (plan --detailed-exitcode) or drift: the run worked
-        outcome = "ok" if success else "manifest_error" if bad_manifests else "error"
-        if outcome == "manifest_error":
-            telemetry.manifest_failed()
-        telemetry.cycle_done(outcome, duration, success=success)
-        telemetry.event("command", command=name, outcome=outcome, exit_code=code, duration_s=round(duration, 3))
-        if metrics_file:
-            _write_metrics(telemetry, metrics_file, success)
+        if not usage_error:
+            _ended(telemetry, name, code, bad_manifests, time.monotonic() - started, metrics_file)
+
+
+def _ended(telemetry: Telemetry, name: str, code: int, bad_manifests: bool, duration: float,
+           metrics_file: str | None) -> None:
+    """The run's end: its outcome counted, its ``command`` event, its metrics file."""
+    success = code in (0, 2)  # 2: changes (plan --detailed-exitcode) or drift: the run worked
+    outcome = "ok" if success else "manifest_error" if bad_manifests else "error"
+    if outcome == "manifest_error":
+        telemetry.manifest_failed()
+    telemetry.cycle_done(outcome, duration, success=success)
+    telemetry.event("command", command=name, outcome=outcome, exit_code=code, duration_s=round(duration, 3))
+    if metrics_file:
+        _write_metrics(telemetry, metrics_file, success)
 
 
 def _write_metrics(telemetry: Telemetry, path: str, success: bool) -> None:

@@ -11,12 +11,13 @@ import click
 
 from reconciler.cli_common import connect, load, read_progress
 from reconciler.cli_confine import confined
+from reconciler.cli_environments import environments
 from reconciler.cli_flags import connection_flags, plan_flags
 from reconciler.cli_observe import observed
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--write", "write", is_flag=True, help="Write the edits into the files (default: print them as a diff).")
 @click.option("--since", metavar="REF", help="Three-way: a field changed in the tree since this git revision and "
               "live to another value is a conflict (not written; exit 1).")
@@ -30,11 +31,13 @@ from reconciler.cli_observe import observed
 @connection_flags
 @observed()
 @confined
+@environments
 def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: str | None, remove_absent: bool,
-         fmt: str, verbose: bool, quiet: bool, options: Any, conn: Any) -> None:
+         fmt: str, verbose: bool, quiet: bool, options: Any, conn: Any, chosen: Any) -> None:
     """Turn live edits of declared resources into edits of the manifests, so the next plan is empty.
     Reads live state with GET only. Exit 0 nothing to pull, 2 differences (shown or written), 1 error
-    or a conflict."""
+    or a conflict. With --env NAME: that environment of reconciler.yaml, and every other environment
+    there keeps its desired state (a file they share is not edited for this one)."""
     import os
 
     from reconciler.client.live import read_live
@@ -47,6 +50,17 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
     from reconciler.pull.since import resources_at
 
     variables, var_files = options.variables, options.var_files
+    others: list[Tree] | None = None
+    if chosen is not None:  # one environment; the others of the project file are the trees it protects
+        from reconciler.environments import targets
+
+        if len(chosen.names) != 1:
+            raise ConfigError(f"pull writes one environment's files: give one --env (not {len(chosen.names)})")
+        every = targets(chosen.project, chosen.project.names, conn, var_files=var_files, keys=False)
+        target = next(t for t in every if t.name == chosen.names[0])
+        targets(chosen.project, [target.name], conn)  # its key variable set: before any request
+        paths, var_files, conn = target.paths, target.var_files, target.conn
+        others = [Tree(t.paths, tuple(variables), t.var_files, t.name) for t in every if t is not target]
     manifests = load(paths, variables, var_files)
     base = resources_at(since, paths, variables, var_files) if since else None  # before any request
     if unmanaged_to:
@@ -69,7 +83,8 @@ def pull(paths: tuple[str, ...], write: bool, since: str | None, unmanaged_to: s
             if unmanaged:
                 exported = export_manifests(client, [], Path(unmanaged_to), unmanaged)
     tree = Tree(tuple(paths), tuple(variables), tuple(var_files))
-    others = sibling_environments(tree) if "-" not in paths else []  # then the project file's (section 11)
+    if others is None:  # without a project file: the overlay folders beside this one
+        others = sibling_environments(tree) if "-" not in paths else []
     result = Puller(manifests, live, files, base, tree=tree if "-" not in paths else None, others=others,
                     remove_absent=remove_absent).run()
     written = bool(write and result.files and not result.errors)

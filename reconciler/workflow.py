@@ -4,6 +4,7 @@ convergence. The CLI parses flags and prints; everything it runs is here."""
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -14,7 +15,7 @@ from reconciler.apply.executor import ApplyReport, Outcome, execute
 from reconciler.apply.resolve import lookup
 from reconciler.client.http import ApiClient, open_client
 from reconciler.client.live import read_integration_users, read_live
-from reconciler.client.settings import DEFAULT_PARALLELISM, read_api_key, resolve_endpoint
+from reconciler.client.settings import API_KEY_ENV, DEFAULT_PARALLELISM, read_api_key, resolve_endpoint
 from reconciler.errors import ApplyError, ConfigError, PlanError, SecretError
 from reconciler.kinds import EVALUATOR, INTEGRATION, SECRET_KINDS
 from reconciler.model import LiveState, ManifestSet
@@ -36,6 +37,9 @@ class Connection:
     parallelism: int = DEFAULT_PARALLELISM
     ca_file: str | None = None  # PEM CA certificates to trust (a private CA); else SSL_CERT_FILE, else certifi
     timeout: float | None = None  # connect timeout in seconds (None: the client's default)
+    #: the variable holding the key (an environment's ``api_key: {env: NAME}``, reconciler.yaml); else
+    #: ``--api-key-file`` or RECONCILER_API_KEY
+    api_key_env: str | None = None
 
 
 def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None,
@@ -45,7 +49,10 @@ def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[st
     command's, or ``watch``'s) observes the client's exchanges, and the steps given this client
     report to it (``reporter``)."""
     endpoint = resolve_endpoint(base_url=conn.base_url, region=conn.region, host=conn.host, emulator=conn.emulator)
-    key = read_api_key(conn.api_key_file, endpoint=endpoint)
+    if conn.api_key_env is not None:  # checked set before any request (project.key_of)
+        key = read_api_key(None, {API_KEY_ENV: os.environ.get(conn.api_key_env, "")}, endpoint=endpoint)
+    else:
+        key = read_api_key(conn.api_key_file, endpoint=endpoint)
     traced = on_event is not None and (trace is None or trace)
     # under --log-format json each request is a structured ``request`` event, not a line
     as_events = traced and telemetry is not None and telemetry.log_format == "json"

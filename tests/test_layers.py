@@ -34,12 +34,17 @@ FORBIDDEN = {
     "telemetry.py": ("reconciler.workflow", "reconciler.cli", "reconciler.watch", "reconciler.emulator"),
     "rehearse.py": ("reconciler.workflow", "reconciler.cli", "reconciler.watch"),
     "workflow.py": ("reconciler.cli", "reconciler.watch", "reconciler.emulator"),
+    # the project file is read as manifests are, and knows nothing of planning or connecting
+    "project.py": ("reconciler.plan", "reconciler.client", "reconciler.apply", "reconciler.workflow",
+                   "reconciler.cli", "reconciler.watch", "reconciler.emulator", "reconciler.environments"),
+    "environments.py": ("reconciler.cli", "reconciler.watch", "reconciler.emulator"),
     "watch.py": ("reconciler.cli",),
     # the command modules below cli.py: cli.py adds their commands to its group, never the reverse
     "cli_watch.py": ("reconciler.cli.", "reconciler.cli_pull"),
     "cli_pull.py": ("reconciler.cli.", "reconciler.cli_watch"),
     "cli_observe.py": ("reconciler.cli.", "reconciler.cli_watch", "reconciler.cli_pull"),
     "cli_confine.py": ("reconciler.cli.", "reconciler.cli_watch", "reconciler.cli_pull"),
+    "cli_environments.py": ("reconciler.cli.", "reconciler.cli_watch", "reconciler.cli_pull"),
     "cli_flags.py": ("reconciler.cli.", "reconciler.cli_"),
     "cli_common.py": ("reconciler.cli.", "reconciler.cli_"),
 }

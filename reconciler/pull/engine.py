@@ -91,7 +91,7 @@ _PATCH_DOC = re.compile(r"^kind:[ \t]*[\"']?Patch\b", re.MULTILINE)
 @dataclass(frozen=True)
 class Tree:
     """One environment's tree as a command line loads it. ``Puller`` takes the one it runs on and
-    the others that may load its files (the environments issue gives them from the project file)."""
+    the others that may load its files (``pull --env NAME``: every other environment of reconciler.yaml)."""
 
     paths: tuple[str, ...]
     variables: tuple[str, ...] = ()
@@ -303,8 +303,8 @@ def _overlay_roots(tree: Tree, patch_files: set[str]) -> list[str]:
 def sibling_environments(tree: Tree) -> list[Tree]:
     """The other environments a tree laid out as base and overlays holds (``overlays/staging`` next
     to ``overlays/production``): for each overlay folder of ``tree``, each sibling folder with
-    manifests, loaded with the same base and the sibling's var files of the same names. Until the
-    project file declares environments (product section 11), these are the ones pull protects."""
+    manifests, loaded with the same base and the sibling's var files of the same names: the ones pull
+    protects when run on PATHs (with ``--env NAME``, the environments of reconciler.yaml instead)."""
     from reconciler.manifests.loader import manifest_files
 
     given = {os.path.realpath(p) for p in tree.paths if p != "-"}

@@ -1,11 +1,13 @@
 """The options several commands share are declared where each command is defined (``@observed``,
-``@confined``, ``@LOG_FORMAT``): every command lists ``--log-format``; plan, apply and drift
-``--metrics-file``; every command that loads manifests ``--allow-outside-tree``; and each one takes
+``@confined``, ``@environments``, ``@LOG_FORMAT``): every command lists ``--log-format``; plan, apply
+and drift ``--metrics-file``; every command that loads manifests ``--allow-outside-tree``; those that
+run on the environments of reconciler.yaml ``--env``, ``--all`` and ``--project``; and each one takes
 effect when given. A new command is listed here by itself; ``RUNS`` must say how it is run."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,8 @@ from reconciler.cli import main
 
 COMMANDS = sorted(main.commands)
 METRICS_FILE_COMMANDS = ["apply", "drift", "plan"]  # the one-shot runs a cron job scrapes
+#: The commands that run on the environments of reconciler.yaml (watch does not yet: it refuses --env).
+ENVIRONMENT_COMMANDS = ["apply", "drift", "plan", "pull", "validate"]
 ENV = {"VENDOR_A_KEY": "k", "AGENT_TOKEN": "t", "RECONCILER_LOG_FORMAT": None, "RECONCILER_ALLOW_OUTSIDE_TREE": None,
        "RECONCILER_BASE_URL": None, "RECONCILER_API_KEY": None}
 
@@ -39,7 +43,7 @@ def helped(command: str) -> str:
 
 
 def loads_manifests(command: str) -> bool:
-    return "PATHS..." in helped(command).splitlines()[0]
+    return "PATHS" in helped(command).splitlines()[0]  # [PATHS]... where --env may stand for them
 
 
 def run(command: str, tmp_path: Path, *extra: str, tree: Path | None = None) -> Result:
@@ -59,6 +63,9 @@ def test_every_command_lists_the_options_it_shares(command: str) -> None:
     assert "--log-format" in text
     assert ("--metrics-file" in text) == (command in METRICS_FILE_COMMANDS)
     assert ("--allow-outside-tree" in text) == loads_manifests(command)
+    for option in ("--env NAME", "--all", "--project FILE"):
+        listed = re.search(rf"^\s+{option}\s", text, re.MULTILINE) is not None
+        assert listed == (command in ENVIRONMENT_COMMANDS), option
 
 
 def test_the_commands_that_load_manifests_are_the_ones_expected() -> None:
@@ -99,3 +106,19 @@ def test_allow_outside_tree_lets_a_command_read_a_file_outside_the_tree(command:
     assert "is outside the manifests' tree" in refused.output
     assert "is outside the manifests' tree" not in allowed.output
     assert allowed.exit_code in (0, 2), allowed.output  # 2: pull found the dataset to pull, drift it missing
+
+
+@pytest.mark.parametrize("command", ENVIRONMENT_COMMANDS)
+def test_env_takes_effect_on_each_command_that_lists_it(command: str, tmp_path: Path) -> None:
+    """--env reads reconciler.yaml: named by --project, an unknown environment is refused by name."""
+    (tmp_path / "reconciler.yaml").write_text("environments:\n  staging: {emulator: s.db, paths: [m]}\n")
+    result = CliRunner(env=ENV).invoke(main, [command, "--env", "stageing", "--project",
+                                              str(tmp_path / "reconciler.yaml")])
+    assert result.exit_code == 1
+    assert "--env stageing: no environment 'stageing'; did you mean 'staging'?" in result.output
+
+
+@pytest.mark.parametrize("command", ["watch"])
+def test_the_commands_without_environments_refuse_env(command: str, tmp_path: Path) -> None:
+    result = run(command, tmp_path, "--env", "staging")
+    assert result.exit_code == 1 and "No such option '--env'" in result.output

@@ -16,8 +16,10 @@ from reconciler.manifests.schema import SCHEMA_ID
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What under examples/ is not a manifest: var files (given with --var-file), Kubernetes objects,
-#: GitHub workflows (examples/github-actions.yml, examples/pull-ui-edits.yml).
-NOT_MANIFESTS = ("vars.yaml", "examples/kubernetes/", "examples/github-actions.yml", "examples/pull-ui-edits.yml")
+#: GitHub workflows (examples/github-actions.yml, examples/pull-ui-edits.yml), project files (their own
+#: schema: tests/environments/test_project_file.py).
+NOT_MANIFESTS = ("vars.yaml", "examples/kubernetes/", "examples/github-actions.yml", "examples/pull-ui-edits.yml",
+                 "reconciler.yaml")
 
 
 def manifest_files() -> list[Path]:
