@@ -591,6 +591,16 @@ def test_a_secret_too_short_to_search_for_does_not_garble_messages(monkeypatch: 
 
 
 def test_ctrl_c_finishes_the_calls_in_flight_reports_them_and_starts_nothing_more() -> None:
+    # Python's own Ctrl-C handler, as in a terminal: a suite started in the background by a shell
+    # (`make test &`) runs with SIGINT ignored, and the loop then leaves Ctrl-C alone
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _ctrl_c_finishes_the_calls_in_flight()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_finishes_the_calls_in_flight() -> None:
     async def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/v2/slow":
             signal.raise_signal(signal.SIGINT)  # Ctrl-C lands while this call is in flight
