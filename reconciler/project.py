@@ -26,10 +26,8 @@ from pydantic import Field, StringConstraints, ValidationError, field_validator,
 from reconciler.errors import ConfigError, ManifestError
 from reconciler.manifests.fields import ENV_NAME, SECRET_LITERAL, Strict, problem
 from reconciler.manifests.hints import suggest
-from reconciler.manifests.yamlload import Mark, Problem, parse_documents, read_file
+from reconciler.manifests.yamlload import PROJECT_FILE, Mark, Problem, parse_documents, read_file
 
-#: The project file's name, looked for from the working directory upwards.
-PROJECT_FILE = "reconciler.yaml"
 #: The members of an environment that say where its account is: exactly one is written.
 ENDPOINTS = ("base_url", "region", "host", "emulator")
 

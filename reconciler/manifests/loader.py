@@ -36,7 +36,8 @@ class Loaded:
 
 def manifest_files(paths: Sequence[str], problems: list[Problem]) -> list[str]:
     """Files to read, in order: each file as given; each directory's ``*.yaml``/``*.yml`` below it,
-    sorted by path (hidden files and directories such as ``.git`` or ``.github`` are skipped; a
+    sorted by path (hidden files and directories such as ``.git`` or ``.github`` are skipped, and so
+    is the project file, ``reconciler.yaml``; a
     symbolic link to a file outside the directory is a problem, unless ``--allow-outside-tree``);
     ``-`` for standard input. A file reached twice is read once."""
     files: dict[str, str] = {}  # by real path, as first given
@@ -53,7 +54,8 @@ def manifest_files(paths: Sequence[str], problems: list[Problem]) -> list[str]:
             for root, dirs, names in os.walk(given):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
                 found.extend(os.path.join(root, n) for n in names
-                             if n.lower().endswith(MANIFEST_SUFFIXES) and not n.startswith("."))
+                             if n.lower().endswith(MANIFEST_SUFFIXES) and not n.startswith(".")
+                             and n != yamlload.PROJECT_FILE)  # the project file says where, not what
             if not found:
                 problems.append(Problem(given, 1, 1, "path", "no *.yaml or *.yml files in this directory"))
             for f in sorted(found, key=lambda p: os.path.relpath(p, given).split(os.sep)):

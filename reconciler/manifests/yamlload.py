@@ -48,6 +48,8 @@ MAX_DEPTH = 100
 #: does not (2 MB of ``{}`` is 700,000 mappings: about 650 MB to validate before this cap). At
 #: the cap a load needs about 300 MB; the 5,000-resource tree the benchmarks validate uses a fifth
 #: of it. Large datasets belong in an examples_file (JSON, read in blocks, not counted here).
+#: The project file's name (``reconciler/project.py``): a directory's walk never loads it as a manifest.
+PROJECT_FILE = "reconciler.yaml"
 MAX_NODES = 1_000_000
 
 

@@ -201,3 +201,13 @@ def test_the_example_project_file_follows_the_published_schema_its_modeline_name
     jsonschema.Draft202012Validator.check_schema(schema)
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(path.read_text()))) == []
     assert project.load(path).names == ["staging", "production"]
+
+
+def test_a_directory_walk_never_loads_the_project_file_as_a_manifest(tmp_path: Path) -> None:
+    from reconciler.manifests import load_manifests
+
+    (tmp_path / "reconciler.yaml").write_text("environments:\n  staging: {emulator: s.db, paths: [base]}\n")
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "llm.yaml").write_text(
+        "kind: Integration\nname: i\ntype: LLM\nconfig: {provider: VENDOR_A, api_key: {env: K}}\n")
+    assert [r.name for r in load_manifests([str(tmp_path)])] == ["i"]
