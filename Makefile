@@ -57,6 +57,7 @@ bench: install
 	$(PY) -m benchmarks.async_bench --scale 0.1 --write-doc
 	$(PY) -m benchmarks.async_bench --scale 0.3 --write-doc
 	$(PY) -m benchmarks.async_bench --scale 1.0 --write-doc
+	$(PY) -m benchmarks.environments_bench --scale 0.3 --write-doc
 	$(PY) -m benchmarks.rehearse_bench --scale 1.0
 	$(PY) -m benchmarks.big
 	$(PY) -m benchmarks.model_bench --write-doc
