@@ -831,29 +831,15 @@ def build_http_client(
         https = base_url.lower().startswith("https://")
         context = (_tls_context(ca_file) if ca_file else httpx.create_ssl_context()) if https else None
         return LeanClient(base_url, headers=headers, timeout=timeout, ssl_context=context, keep=parallelism)
-    direct = {f"all://[{host}]" if ":" in host else f"all://{host}": None} if loopback else None
-    return httpx.AsyncClient(
-        mounts=direct,
+    return httpx.AsyncClient(  # a given transport turns the environment's proxies off
         base_url=base_url,
         headers=headers,
         timeout=timeout,
-        verify=_verify(base_url, loopback, ca_file),
+        verify=_tls_context(ca_file) if ca_file else True,
         follow_redirects=False,
         limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
         transport=transport,
     )
-
-
-def _verify(base_url: str, loopback: bool, ca_file: str | None) -> Any:
-    """httpx's ``verify``: ``ca_file``'s context, else httpx's default (the certifi bundle, or
-    ``SSL_CERT_FILE``/``SSL_CERT_DIR``). An ``http://`` loopback endpoint never speaks TLS (no proxy,
-    no redirect followed): loading a CA bundle for it would cost every command 50 ms of CPU, so it
-    gets a context that trusts nothing, under which any TLS handshake would fail."""
-    if ca_file:
-        return _tls_context(ca_file)
-    if loopback and base_url.lower().startswith("http://"):
-        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, and trusts no certificate
-    return True
 
 
 def _tls_context(ca_file: str) -> Any:

@@ -60,17 +60,16 @@ class LeanClient:
         limits = timeout or self.timeout
         head = self._head if not headers else [*self._head, *httpx.Headers(headers).raw]
         connection = await self._connection(limits)
-        done = False
         try:
             status, answer_headers, body = await connection.exchange(
                 method.encode("ascii"), self._prefix + url.encode("ascii"), head, content, limits)
-            done = True
-        finally:
-            if done and connection.reusable() and len(self._idle) < self._keep:
-                self._idle.append(connection)
-            else:
-                connection.close()
-                self._open.discard(connection)
+        except BaseException:  # failed or cancelled: what it would read next belongs to no request
+            self._drop(connection)
+            raise
+        if connection.reusable() and len(self._idle) < self._keep:
+            self._idle.append(connection)
+        else:
+            self._drop(connection)
         return httpx.Response(status, headers=answer_headers, content=body)
 
     async def _connection(self, limits: httpx.Timeout) -> _Connection:
@@ -78,8 +77,7 @@ class LeanClient:
             connection = self._idle.pop()
             if connection.reusable() and not connection.readable():  # closed by the server while idle
                 return connection
-            connection.close()
-            self._open.discard(connection)
+            self._drop(connection)
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(limits.connect):
@@ -93,17 +91,15 @@ class LeanClient:
         self._open.add(connection)
         return connection
 
+    def _drop(self, connection: _Connection) -> None:
+        connection.close()
+        self._open.discard(connection)
+
     async def aclose(self) -> None:
         for connection in self._open:
             connection.close()
         self._open.clear()
         self._idle.clear()
-
-    async def __aenter__(self) -> LeanClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 class _Connection(asyncio.Protocol):
