@@ -157,8 +157,8 @@ class YamlFile:
         content = next((ln for ln in lines[1:] if ln.strip()), None)
         indent = (len(content) - len(content.lstrip(" "))) if content is not None else _indent_of(self.text, node.start) + 2
         text = block_scalar(value, str(node.style), indent, self.newline)
-        if text is None:
-            return json.dumps(value, ensure_ascii=False)
+        if text is None:  # double-quoted on the block's first line; the line break after the block kept
+            return json.dumps(value, ensure_ascii=False) + tail
         if tail:
             text = text.rstrip("\r\n") + tail
         return text
