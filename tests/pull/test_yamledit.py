@@ -142,38 +142,19 @@ def test_an_entry_of_a_flow_collection_is_never_removed_alone(text: str, path: s
         f.delete_entry(doc, node)
 
 
+def removed(text: str, path: str) -> str:
+    return edited(text, lambda f, d, r: f.delete_entry(d, r.at(path)))
+
+
 def test_an_item_entry_and_an_anchored_sibling_are_removed_by_their_lines() -> None:
-    h = parsed("- x: 1\n  y: 2\n- z\n")
-    hd = h.docs[0]
-    assert hd.root is not None
-    item = hd.root.at("0.y")
-    assert item is not None
-    h.delete_entry(hd, item)
-    assert h.render() == "- x: 1\n- z\n"
-    shared = parsed("m:\n  k: &a 1\n  j: 2\n")
-    sd = shared.docs[0]
-    assert sd.root is not None
-    node = sd.root.at("m.j")
-    assert node is not None
-    shared.delete_entry(sd, node)
-    assert shared.render() == "m:\n  k: &a 1\n"
+    assert removed("- x: 1\n  y: 2\n- z\n", "0.y") == "- x: 1\n- z\n"
+    assert removed("m:\n  k: &a 1\n  j: 2\n", "m.j") == "m:\n  k: &a 1\n"
+    assert removed("k:\n- a\n- b\n", "k.1") == "k:\n- a\n"
 
 
 def test_an_entry_after_another_on_its_line_cannot_be_removed() -> None:
-    g = parsed("k:\n- a\n- b\n")
-    gd = g.docs[0]
-    assert gd.root is not None
-    one = gd.root.at("k.1")
-    assert one is not None
-    g.delete_entry(gd, one)
-    assert g.render() == "k:\n- a\n"
-    inline = parsed("- - a\n  - b\n")
-    idoc = inline.docs[0]
-    assert idoc.root is not None
-    first = idoc.root.at("0.0")
-    assert first is not None
     with pytest.raises(EditError, match=r"t\.yaml:1: cannot remove an entry that shares its line"):
-        inline.delete_entry(idoc, first)
+        removed("- - a\n  - b\n", "0.0")
 
 
 def test_entries_and_items_are_inserted_after_the_last_or_before_one() -> None:
