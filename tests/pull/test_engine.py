@@ -1,0 +1,254 @@
+"""The pull engine's decisions, in process: what a pull reports (its records, diff, JSON and exit
+code), what it writes, and where it routes each live edit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from reconciler.cli import main
+from reconciler.emulator.core import Emulator, EmulatorSettings
+from reconciler.plan.liveview import ABSENT
+from reconciler.pull.engine import Conflict, Edit, NotWritten, PullResult, Tree
+from tests.pull.helpers import ENV, UI, Cli, ui, ui_on
+
+
+def test_a_conflict_names_the_three_values_and_where_the_field_is() -> None:
+    c = Conflict("Prompt/r/p", "description", "base words", ["tree"], ABSENT, "tree.yaml:7")
+    assert str(c) == ('Prompt/r/p: description (tree.yaml:7): changed in the tree and live: base "base words", '
+                      'tree ["tree"], live (not set); neither written')
+    long = "é" * 130
+    c = Conflict("Prompt/r/p", "description", long, None, {"k": 1}, None)
+    assert str(c) == (f'Prompt/r/p: description: changed in the tree and live: base "{"é" * 116}..., tree null, '
+                      'live {"k": 1}; neither written')
+    exact = "x" * 118  # 120 characters with its quotes: shown whole
+    assert f'base "{exact}",' in str(Conflict("a", "p", exact, 1, 2, None))
+    assert str(Conflict("tree.yaml", "", None, None, None, "tree.yaml: two edits overlap near line 3")) == \
+        "tree.yaml: tree.yaml: two edits overlap near line 3"
+
+
+def test_a_value_not_written_names_its_path_when_it_has_one() -> None:
+    assert str(NotWritten("Prompt/r/p", "description", "why")) == "Prompt/r/p: description: why"
+    assert str(NotWritten("Prompt/r/p", "", "why")) == "Prompt/r/p: why"
+
+
+def test_the_exit_code_says_conflict_or_error_first_then_a_difference() -> None:
+    edit = Edit("a", "p", "f", 1, "update", 1, 2)
+    assert PullResult().exit_code() == 0
+    assert PullResult(warnings=["w"]).exit_code() == 0
+    assert PullResult(edits=[edit]).exit_code() == 2
+    assert PullResult(not_written=[NotWritten("a", "p", "r")]).exit_code() == 2
+    assert PullResult(edits=[edit], conflicts=[Conflict("a", "p", 1, 2, 3, None)]).exit_code() == 1
+    assert PullResult(edits=[edit], errors=["e"]).exit_code() == 1
+
+
+def test_the_diff_and_the_json_of_a_pull() -> None:
+    result = PullResult(
+        edits=[Edit("Prompt/r/p", "description", "a.yaml", 2, "update", "one", "two")],
+        not_written=[NotWritten("Prompt/r/p", "version.model", "set by --var model: not written")],
+        conflicts=[Conflict("Prompt/r/q", "description", ABSENT, "t", "l", None)],
+        files={"a.yaml": ("x: 1\ndescription: one\n", "x: 1\ndescription: two"),
+               "b.jsonl": ('{"a": 1}\n', '{"a": 2}\n')},
+        warnings=["w"], errors=["e"])
+    assert result.diff() == (
+        "--- a/a.yaml\n+++ b/a.yaml\n@@ -1,2 +1,2 @@\n x: 1\n-description: one\n+description: two\n"
+        "\\ No newline at end of file\n"
+        '--- a/b.jsonl\n+++ b/b.jsonl\n@@ -1 +1 @@\n-{"a": 1}\n+{"a": 2}\n')
+    assert result.to_json(True, ["exported.yaml"]) == {
+        "edits": [{"address": "Prompt/r/p", "path": "description", "file": "a.yaml", "line": 2, "action": "update",
+                   "before": "one", "after": "two"}],
+        "not_written": [{"address": "Prompt/r/p", "path": "version.model", "reason": "set by --var model: not written"}],
+        "conflicts": [{"address": "Prompt/r/q", "path": "description", "base": None, "tree": "t", "live": "l",
+                       "source": None}],
+        "warnings": ["w"], "errors": ["e"], "files": ["a.yaml", "b.jsonl"], "written": True, "diff": result.diff(),
+        "unmanaged_written": ["exported.yaml"]}
+    assert list(result.to_json(False, [])) == ["edits", "not_written", "conflicts", "warnings", "errors", "files",
+                                               "written", "diff", "unmanaged_written"]
+    assert result.to_json(False, [])["written"] is False
+
+
+def test_writing_keeps_each_files_mode_and_byte_order_mark_and_an_error_writes_nothing(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text("\ufeffx: 1\n")
+    b.write_text("y: 1\n")
+    a.chmod(0o640)
+    b.chmod(0o604)
+    refused = PullResult(files={str(a): ("x: 1\n", "x: 2\n")}, boms={str(a): True}, errors=["the tree would not load"])
+    refused.write()
+    assert a.read_text() == "\ufeffx: 1\n"
+    PullResult(files={str(a): ("x: 1\n", "x: 2\n"), str(b): ("y: 1\n", "y: 2\n")}, boms={str(a): True}).write()
+    assert a.read_bytes() == "\ufeffx: 2\n".encode() and b.read_text() == "y: 2\n"
+    assert (a.stat().st_mode & 0o777, b.stat().st_mode & 0o777) == (0o640, 0o604)
+    assert sorted(os.listdir(tmp_path)) == ["a.yaml", "b.yaml"]
+
+
+def test_a_tree_is_named_by_its_environment_or_its_paths(tmp_path: Path) -> None:
+    assert str(Tree(("base", "overlays/staging"))) == "base overlays/staging"
+    assert str(Tree(("base", "overlays/staging"), name="staging")) == "staging"
+
+
+# ---------------------------------------------------------------- two environments sharing a base, in process
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@dataclass
+class Env:
+    name: str
+    db: Path
+
+    def args(self) -> list[str]:
+        return ["base", f"overlays/{self.name}", "--var-file", f"overlays/{self.name}/vars.yaml"]
+
+    def run(self, command: str, *extra: str) -> Result:
+        return invoke(command, *self.args(), *extra, *(() if command == "validate" else ("--emulator", str(self.db))))
+
+    def pull(self, *extra: str) -> tuple[int, dict[str, Any]]:
+        out = self.run("pull", "--format", "json", *extra)
+        return out.exit_code, json.loads(out.stdout)
+
+    def ui(self) -> AbstractContextManager[UI]:
+        return ui_on(self.db)
+
+
+@pytest.fixture
+def envs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Env]:
+    """examples/environments copied and applied to two emulators in files (staging, production)."""
+    for k, v in {**ENV, "VENDOR_A_KEY": "canary-vendor-a-e1"}.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("RECONCILER_BASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(ROOT / "examples/environments", tmp_path, dirs_exist_ok=True)
+    out = {}
+    for name in ("staging", "production"):
+        env = out[name] = Env(name, tmp_path / f"{name}.db")
+        Emulator(EmulatorSettings(db=str(env.db), spaces=(name,))).store.close()
+        applied = env.run("apply", "--auto-approve")
+        assert applied.exit_code == 0, applied.output
+    return out
+
+
+def tree_texts(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.endswith(".db")}
+
+
+def test_a_shared_list_edit_is_merged_into_the_environments_own_patch(envs: dict[str, Env], tmp_path: Path) -> None:
+    staging, production = envs["staging"], envs["production"]
+    base = tree_texts(tmp_path / "base")
+    with staging.ui() as api:
+        p = api.prompt("staging", "summarize-ticket")
+        messages = p["version"]["messages"]
+        messages[0]["content"] = "You summarize support tickets in one line."
+        api.new_prompt_version("staging", "summarize-ticket", messages=messages, commit_message="shorter")
+    code, out = staging.pull("--write")
+    assert code == 2, out
+    assert tree_texts(tmp_path / "base") == base
+    patches = (tmp_path / "overlays/staging/patches.yaml").read_text()
+    assert "patch:\n  version: {model: model-small, messages: [{role: system, content: You summarize support " \
+           "tickets in one line.}, {role: user, content: '{ticket}'}], commit_message: shorter}\n" in patches, patches
+    assert patches.count("kind: Patch") == 1
+    assert {(e["path"], e["action"], e["file"]) for e in out["edits"]} == {
+        ("version.messages", "patch", "overlays/staging/patches.yaml"),
+        ("version.commit_message", "patch", "overlays/staging/patches.yaml")}
+    assert staging.run("plan", "--detailed-exitcode").exit_code == 0
+    assert production.run("plan", "--detailed-exitcode").exit_code == 0
+
+
+def test_a_variable_inside_a_string_is_written_only_while_the_rest_still_matches(
+        envs: dict[str, Env], tmp_path: Path) -> None:
+    staging = envs["staging"]
+    with staging.ui() as api:
+        p = api.prompt("staging", "summarize-ticket")
+        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "Weekly digest"}).raise_for_status()
+    code, out = staging.pull()
+    assert code == 2 and out["edits"] == [] and out["files"] == []
+    assert out["not_written"] == [{"address": "Prompt/staging/summarize-ticket", "path": "description",
+                                   "reason": "built from ${var.env} (overlays/staging/vars.yaml:1) and live no "
+                                             "longer matches the rest of the string: not written"}]
+    with staging.ui() as api:
+        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "Summaries for qa"}).raise_for_status()
+    code, out = staging.pull("--write")
+    assert code == 2 and out["not_written"] == [], out
+    # env also names the Ownership: the prompt's value goes into staging's Patch of it, the variable stays
+    assert out["edits"] == [{"address": "Prompt/staging/summarize-ticket", "path": "description",
+                             "file": "overlays/staging/patches.yaml", "line": 6, "action": "patch",
+                             "before": "Summaries for staging", "after": "Summaries for qa"}]
+    assert (tmp_path / "overlays/staging/vars.yaml").read_text() == "env: staging\nspace: staging\ntemperature: 0.7\n"
+    assert "patch:\n  version: {model: model-small}\n  description: Summaries for qa\n" in \
+        (tmp_path / "overlays/staging/patches.yaml").read_text()
+    assert staging.run("plan", "--detailed-exitcode").exit_code == 0
+
+
+# ---------------------------------------------------------------- one environment: examples files
+
+DATASETS = """\
+kind: Dataset
+space: research
+name: lines
+key: tid
+examples_file: lines.jsonl
+---
+kind: Dataset
+space: research
+name: array
+examples_file: array.json
+"""
+
+
+def test_examples_files_keep_their_line_ends_and_separators_and_a_json_array_is_listed(
+        cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text(DATASETS)
+    (tmp_path / "lines.jsonl").write_bytes(b'{"tid":1,"q":"a"}\r\n{"tid":2,"q":"b"}\r\n{"tid":3,"q":"c"}')
+    (tmp_path / "array.json").write_text('[{"q": "x"}]\n')
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        live = {x["tid"]: x for x in api.examples("research", "lines")}
+        api.update_examples("research", "lines", [{"id": live[1]["id"], "tid": 1, "q": "é"}])
+        api.delete_examples("research", "lines", [live[2]["id"]])
+        api.append_examples("research", "lines", [{"tid": 4, "q": "d"}, {"q": "no key"}, {"tid": 5, "q": "a\u2028b"}])
+        api.append_examples("research", "array", [{"q": "y"}])
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    result = json.loads(out.stdout)
+    # an example live dropped is kept (the tree cannot hold two of the live ones: either may be it)
+    assert (tmp_path / "lines.jsonl").read_bytes().decode() == \
+        '{"tid":1,"q":"é"}\r\n{"tid":2,"q":"b"}\r\n{"tid":3,"q":"c"}\r\n{"tid":4,"q":"d"}\r\n'
+    assert (tmp_path / "array.json").read_text() == '[{"q": "x"}]\n'
+    assert [(e["path"], e["line"], e["action"]) for e in result["edits"]] == [
+        ("examples.0", 1, "update"), ("examples.3", 4, "add")]
+    assert result["not_written"] == [
+        {"address": "Dataset/research/lines", "path": "examples",
+         "reason": "2 live example(s) without the dataset's key 'tid' or holding a line separator (U+2028, U+2029 "
+                   "or U+0085): the tree cannot hold them; not written, nor any example removed (one may be such "
+                   "an example)"},
+        {"address": "Dataset/research/array", "path": "examples",
+         "reason": "array.json is a JSON array; only JSONL examples files are edited (1 examples differ): not written"}]
+
+
+def test_an_example_deleted_live_loses_its_line_and_new_ones_follow_the_last_line(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text("kind: Dataset\nspace: research\nname: d\nexamples_file: d.jsonl\n")
+    (tmp_path / "d.jsonl").write_text('{"q": "a"}\n{"q": "b"}')
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        live = {x["q"]: x for x in api.examples("research", "d")}
+        api.delete_examples("research", "d", [live["a"]["id"]])
+        api.append_examples("research", "d", [{"q": "c"}])
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    assert (tmp_path / "d.jsonl").read_text() == '{"q": "b"}\n{"q": "c"}\n'
+    assert [(e["path"], e["line"], e["action"], e["before"], e["after"]) for e in json.loads(out.stdout)["edits"]] \
+        == [("examples.0", 1, "remove", {"q": "a"}, None), ("examples.2", 3, "add", None, {"q": "c"})]
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
