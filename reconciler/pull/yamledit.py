@@ -164,15 +164,23 @@ class YamlFile:
         return text
 
     def delete_entry(self, doc: Doc, node: Node) -> None:
-        """Remove a block mapping's entry or a block sequence's item: its lines (a flow collection is
-        rewritten whole by the caller); the last one left makes the collection empty (``{}``/``[]``)."""
+        """Remove a mapping's entry or a block sequence's item: a block one's lines, a flow mapping's
+        ``key: value`` and the comma that separates it (a flow sequence is rewritten whole by the caller);
+        the last one left makes the collection empty (``{}``/``[]``)."""
         parent = node.parent
-        if parent is None or parent.style == "flow":
-            raise EditError("flow collections are rewritten whole")
+        if parent is None or (parent.style == "flow" and parent.kind != "map"):
+            raise EditError("flow sequences are rewritten whole")
         if parent.kind == "map":  # an item's index moves when one before it goes: only keys are checked
             self._checks.append((doc.index, self.doc_path(doc, node), _GONE))
         if len(parent.children) == 1:
             self._splice(parent.start, parent.end, "{}" if parent.kind == "map" else "[]")
+            return
+        if parent.style == "flow":  # up to the next key, or from the end of the one before (the last)
+            i = next(n for n, c in enumerate(parent.children) if c is node)
+            if i + 1 < len(parent.children):
+                self._splice(node.key_start, parent.children[i + 1].key_start, "")
+            else:
+                self._splice(parent.children[i - 1].end, node.end, "")
             return
         first = node.key_start
         line_start = self.text.rfind("\n", 0, first) + 1

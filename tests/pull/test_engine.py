@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +141,11 @@ def envs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Env]:
     return out
 
 
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
 def tree_texts(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*"))
             if p.is_file() and not p.name.endswith(".db")}
@@ -251,4 +257,100 @@ def test_an_example_deleted_live_loses_its_line_and_new_ones_follow_the_last_lin
     assert (tmp_path / "d.jsonl").read_text() == '{"q": "b"}\n{"q": "c"}\n'
     assert [(e["path"], e["line"], e["action"], e["before"], e["after"]) for e in json.loads(out.stdout)["edits"]] \
         == [("examples.0", 1, "remove", {"q": "a"}, None), ("examples.2", 3, "add", None, {"q": "c"})]
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
+
+
+def test_examples_ignored_are_left_and_examples_changed_on_both_sides_are_a_conflict(cli: Cli, tmp_path: Path) -> None:
+    tree = tmp_path / "tree.yaml"
+    tree.write_text("kind: Dataset\nspace: research\nname: kept\nignore_changes: [examples]\nexamples: [{q: a}]\n"
+                    "---\nkind: Dataset\nspace: research\nname: both\nexamples: [{q: a}]\n")
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "tree.yaml")
+    git(tmp_path, "commit", "-qm", "applied")
+    with ui(tmp_path) as api:
+        api.append_examples("research", "kept", [{"q": "b"}])
+    out = cli("pull", "tree.yaml", "--format", "json")
+    assert out.exit_code == 0 and json.loads(out.stdout)["not_written"] == [], out.output
+    tree.write_text(tree.read_text().replace("examples: [{q: a}]\n", "examples: [{q: a}, {q: tree}]\n"))
+    with ui(tmp_path) as api:
+        api.append_examples("research", "both", [{"q": "live"}])
+    out = cli("pull", "tree.yaml", "--since", "HEAD", "--write", "--format", "json")
+    assert out.exit_code == 1, out.output
+    assert json.loads(out.stdout)["conflicts"] == [
+        {"address": "Dataset/research/both", "path": "examples", "base": [{"q": "a"}], "tree": [{"q": "a"}, {"q": "tree"}],
+         "live": [{"q": "a"}, {"q": "live"}], "source": "tree.yaml:10"}]
+
+
+def test_examples_of_a_file_another_environment_loads_are_listed_not_written(
+        envs: dict[str, Env], tmp_path: Path) -> None:
+    (tmp_path / "base/golden.yaml").write_text("kind: Dataset\nspace: {var: space}\nname: golden\n"
+                                               "examples_file: golden.jsonl\n")
+    (tmp_path / "base/golden.jsonl").write_text('{"q": "a"}\n')
+    for env in envs.values():
+        assert env.run("apply", "--auto-approve").exit_code == 0
+    with envs["staging"].ui() as api:
+        api.append_examples("staging", "golden", [{"q": "b"}])
+    code, out = envs["staging"].pull("--write")
+    assert code == 2 and out["files"] == [] and out["edits"] == []
+    assert out["not_written"] == [{"address": "Dataset/staging/golden", "path": "examples", "reason":
+                                   "base/golden.jsonl is loaded by other environments too (1 examples "
+                                   "differ): not written (give this environment its own examples_file)"}]
+    assert (tmp_path / "base/golden.jsonl").read_text() == '{"q": "a"}\n'
+
+
+VERSION = 'version: {commit_message: first, provider: VENDOR_A, messages: [{role: user, content: "{ticket}"}]}\n'
+RESTRICTED = f"""\
+kind: Prompt
+space: research
+name: triage
+description: Triage a ticket
+restricted: true
+{VERSION}---
+kind: Prompt
+space: research
+name: open
+{VERSION}---
+kind: ResourceRestriction
+name: ops-board
+resource_type: DASHBOARD
+resource_id: ops-board-7
+"""
+
+
+def test_a_reader_key_pulls_no_restriction_and_says_which_were_left_out(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tree.yaml").write_text(RESTRICTED)
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        p = api.prompt("research", "triage")
+        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "Triage any ticket"}).raise_for_status()
+    monkeypatch.setenv("RECONCILER_API_KEY", "reader-key")
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    result = json.loads(out.stdout)
+    assert result["warnings"] == [
+        "restrictions were not compared: the API key sees no resource restriction (a read-only key manages none), "
+        "so these are left out: Prompt/research/triage (restricted), ResourceRestriction/ops-board"]
+    assert [(e["path"], e["after"]) for e in result["edits"]] == [("description", "Triage any ticket")]
+    assert result["not_written"] == [] and (tmp_path / "tree.yaml").read_text() == RESTRICTED.replace(
+        "Triage a ticket", "Triage any ticket")
+
+
+def test_a_field_removed_live_from_a_flow_mapping_goes_with_the_rest_of_the_edit(cli: Cli, tmp_path: Path) -> None:
+    tree = tmp_path / "tree.yaml"
+    tree.write_text("kind: Prompt\nspace: research\nname: p\n"
+                    "version: {commit_message: first, provider: VENDOR_A, model: m, messages: [{role: user, content: hi}]}\n")
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        p = api.prompt("research", "p")
+        api.c.post(f"/v2/prompts/{p['id']}/versions", json={
+            "provider": "VENDOR_A", "messages": p["version"]["messages"], "commit_message": "no model"}) \
+            .raise_for_status()
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    assert [(e["path"], e["action"]) for e in json.loads(out.stdout)["edits"]] == [
+        ("version.model", "remove"), ("version.commit_message", "update")]
+    assert tree.read_text().endswith(
+        "version: {commit_message: no model, provider: VENDOR_A, messages: [{role: user, content: hi}]}\n")
     assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0

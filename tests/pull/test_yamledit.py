@@ -112,6 +112,10 @@ def test_a_scalar_inside_a_flow_collection_is_written_as_flow_allows() -> None:
     assert out == 'f: {a: "two\\nlines", b: [y, z]}\n'
 
 
+def removed(text: str, path: str) -> str:
+    return edited(text, lambda f, d, r: f.delete_entry(d, r.at(path)))
+
+
 def test_an_entry_removed_takes_its_lines_and_the_last_one_leaves_an_empty_collection() -> None:
     assert edited(MULTI, lambda f, d, r: f.delete_entry(d, r.at("list.0.name")), 1) == \
         "a: 1\n---\nkind: B\nlist:\n  - v: 1\n  - name: y\n    v: 2\n---\nc: 3\n"  # "- " kept for the next key
@@ -127,12 +131,30 @@ def test_an_entry_removed_takes_its_lines_and_the_last_one_leaves_an_empty_colle
     assert edited("a: 1\nb: 2", lambda f, d, r: f.delete_entry(d, r.child("b"))) == "a: 1\n"
 
 
-@pytest.mark.parametrize(("text", "path", "message"), [
-    ("f: {a: 1, b: 2}\n", "f.a", "flow collections are rewritten whole"),
-    ("a: 1\n", "", "flow collections are rewritten whole"),  # the root has no parent
-    ("l:\n  - {a: 1, b: 2}\n  - c: 3\n    d: 4\n", "l.0.b", "flow collections are rewritten whole"),
+@pytest.mark.parametrize(("text", "path", "after"), [
+    ("f: {a: 1, b: 2, c: 3}  # c\n", "f.a", "f: {b: 2, c: 3}  # c\n"),
+    ("f: {a: 1, b: 2, c: 3}  # c\n", "f.b", "f: {a: 1, c: 3}  # c\n"),
+    ("f: {a: 1, b: 2, c: 3}  # c\n", "f.c", "f: {a: 1, b: 2}  # c\n"),
+    ("f: {a: 1}\ng: 2\n", "f.a", "f: {}\ng: 2\n"),
+    ("l:\n  - {a: 1, b: [x, y]}\n  - c: 3\n", "l.0.b", "l:\n  - {a: 1}\n  - c: 3\n"),
+    ("f: {a: 1,\n    b: 2}\n", "f.a", "f: {b: 2}\n"),
 ])
-def test_an_entry_of_a_flow_collection_is_never_removed_alone(text: str, path: str, message: str) -> None:
+def test_an_entry_of_a_flow_mapping_is_removed_with_its_comma(text: str, path: str, after: str) -> None:
+    assert removed(text, path) == after
+
+
+def test_a_flow_mapping_keeps_an_edit_beside_a_removal() -> None:
+    out = edited("v: {a: 1, b: two, c: 3}\n", lambda f, d, r: [f.delete_entry(d, r.at("v.c")),
+                                                               f.replace(d, r.at("v.b"), "deux"),
+                                                               f.delete_entry(d, r.at("v.a"))])
+    assert out == "v: {b: deux}\n"
+
+
+@pytest.mark.parametrize(("text", "path", "message"), [
+    ("f: [1, 2]\n", "f.0", "flow sequences are rewritten whole"),
+    ("a: 1\n", "", "flow sequences are rewritten whole"),  # the root has no parent
+])
+def test_an_item_of_a_flow_sequence_is_never_removed_alone(text: str, path: str, message: str) -> None:
     f = parsed(text)
     doc = f.docs[0]
     assert doc.root is not None
@@ -140,10 +162,6 @@ def test_an_entry_of_a_flow_collection_is_never_removed_alone(text: str, path: s
     assert node is not None
     with pytest.raises(EditError, match=message):
         f.delete_entry(doc, node)
-
-
-def removed(text: str, path: str) -> str:
-    return edited(text, lambda f, d, r: f.delete_entry(d, r.at(path)))
 
 
 def test_an_item_entry_and_an_anchored_sibling_are_removed_by_their_lines() -> None:
