@@ -354,3 +354,42 @@ def test_a_field_removed_live_from_a_flow_mapping_goes_with_the_rest_of_the_edit
     assert tree.read_text().endswith(
         "version: {commit_message: no model, provider: VENDOR_A, messages: [{role: user, content: hi}]}\n")
     assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
+
+
+def test_values_the_tree_cannot_take_are_listed_with_their_reason(envs: dict[str, Env], tmp_path: Path) -> None:
+    staging = envs["staging"]
+    base = tree_texts(tmp_path / "base")
+    with staging.ui() as api:
+        api.new_evaluator_version("staging", "faithfulness", lambda tc: tc.update(template="Is it\u2028right?"))
+        p = api.prompt("staging", "summarize-ticket")
+        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": None}).raise_for_status()
+    code, out = staging.pull("--write")
+    assert code == 2, out
+    assert out["not_written"] == [
+        {"address": "Prompt/staging/summarize-ticket", "path": "description",
+         "reason": "built from variables (overlays/staging/vars.yaml:1) inside a string: not written"},
+        {"address": "Evaluator/staging/faithfulness", "path": "template_config.template",
+         "reason": "live holds a line separator (U+2028, U+2029 or U+0085), which YAML reads as a line break: the "
+                   "tree cannot hold it; not written"}]
+    assert tree_texts(tmp_path / "base") == base
+    assert "\u2028" not in (tmp_path / "overlays/staging/patches.yaml").read_text()
+
+
+def test_with_since_a_field_the_tree_added_and_live_set_otherwise_is_a_conflict(cli: Cli, tmp_path: Path) -> None:
+    tree = tmp_path / "tree.yaml"
+    tree.write_text(f"kind: Prompt\nspace: research\nname: p\n{VERSION}")
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "tree.yaml")
+    git(tmp_path, "commit", "-qm", "applied")
+    tree.write_text(f"kind: Prompt\nspace: research\nname: p\ndescription: from the tree\n{VERSION}")
+    with ui(tmp_path) as api:
+        p = api.prompt("research", "p")
+        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "from the UI"}).raise_for_status()
+    out = cli("pull", "tree.yaml", "--since", "HEAD")
+    assert out.exit_code == 1
+    assert "Conflict: Prompt/research/p: description (tree.yaml:4): changed in the tree and live: base (not set), " \
+           'tree "from the tree", live "from the UI"; neither written' in out.output
+    with ui(tmp_path) as api:
+        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "from the tree"}).raise_for_status()
+    assert cli("pull", "tree.yaml", "--since", "HEAD").exit_code == 0  # both sides agree: nothing to pull
