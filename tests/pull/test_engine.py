@@ -393,3 +393,19 @@ def test_with_since_a_field_the_tree_added_and_live_set_otherwise_is_a_conflict(
     with ui(tmp_path) as api:
         api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "from the tree"}).raise_for_status()
     assert cli("pull", "tree.yaml", "--since", "HEAD").exit_code == 0  # both sides agree: nothing to pull
+
+
+def test_the_base_of_since_is_empty_when_the_tree_did_not_exist_at_ref(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from reconciler.pull.since import resources_at
+
+    monkeypatch.chdir(tmp_path)
+    git(tmp_path, "init", "-q")
+    (tmp_path / "README").write_text("x\n")
+    git(tmp_path, "add", "README")
+    git(tmp_path, "commit", "-qm", "before the tree")
+    (tmp_path / "tree.yaml").write_text(f"kind: Prompt\nspace: research\nname: p\n{VERSION}")
+    assert resources_at("HEAD", ["tree.yaml"]) == {}
+    git(tmp_path, "add", "tree.yaml")
+    git(tmp_path, "commit", "-qm", "the tree")
+    assert [r.address for r in resources_at("HEAD", ["tree.yaml"]).values()] == ["Prompt/research/p"]
