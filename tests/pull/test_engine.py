@@ -409,3 +409,19 @@ def test_the_base_of_since_is_empty_when_the_tree_did_not_exist_at_ref(tmp_path:
     git(tmp_path, "add", "tree.yaml")
     git(tmp_path, "commit", "-qm", "the tree")
     assert [r.address for r in resources_at("HEAD", ["tree.yaml"]).values()] == ["Prompt/research/p"]
+
+
+def test_the_files_a_tree_loads_are_its_manifests_var_files_and_examples_files(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "d.yaml").write_text("kind: Dataset\nspace: research\nname: d\nexamples_file: d.jsonl\n"
+                                           "---\nkind: Dataset\nspace: research\nname: e\nexamples: [{q: x}]\n")
+    (tmp_path / "t" / "d.jsonl").write_text('{"q": "a"}\n')
+    (tmp_path / "vars.yaml").write_text("x: 1\n")
+    real = os.path.realpath(tmp_path)
+    assert Tree(("t",), var_files=("vars.yaml",)).files() == {f"{real}/t/d.yaml", f"{real}/t/d.jsonl",
+                                                             f"{real}/vars.yaml"}
+    (tmp_path / "t" / "d.yaml").write_text("kind: Dataset\nname: [not, a, name]\nexamples_file: d.jsonl\n")
+    assert Tree(("t",)).files() == {f"{real}/t/d.yaml"}  # a tree that does not load: the files it names
+
