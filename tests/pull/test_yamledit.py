@@ -151,8 +151,8 @@ def test_a_flow_mapping_keeps_an_edit_beside_a_removal() -> None:
 
 
 @pytest.mark.parametrize(("text", "path", "message"), [
-    ("f: [1, 2]\n", "f.0", "flow sequences are rewritten whole"),
-    ("a: 1\n", "", "flow sequences are rewritten whole"),  # the root has no parent
+    ("f: [1, 2]\n", "f.0", "^flow sequences are rewritten whole$"),
+    ("a: 1\n", "", "^flow sequences are rewritten whole$"),  # the root has no parent
 ])
 def test_an_item_of_a_flow_sequence_is_never_removed_alone(text: str, path: str, message: str) -> None:
     f = parsed(text)
@@ -195,7 +195,7 @@ def test_nothing_is_inserted_into_a_flow_or_empty_collection(text: str) -> None:
     doc = f.docs[0]
     assert doc.root is not None
     node = doc.root.children[0]
-    with pytest.raises(EditError, match="flow collections are rewritten whole"):
+    with pytest.raises(EditError, match="^flow collections are rewritten whole$"):
         f.insert(doc, node, "k", 1)
 
 
@@ -229,12 +229,12 @@ def test_a_byte_order_mark_is_kept_and_not_counted_in_the_text() -> None:
 
 
 def test_edits_that_overlap_or_would_not_read_back_are_refused() -> None:
-    f = parsed("m:\n  a: 1\n  b: 2\n")
+    f = parsed("\nm:\n  a: 1\n  b: 2\n")  # lines counted from the first, blank or not
     doc = f.docs[0]
     assert doc.root is not None
     f.replace(doc, doc.root.child("m"), {"c": 3})  # type: ignore[arg-type]
     f.replace(doc, doc.root.at("m.a"), 5)  # type: ignore[arg-type]
-    with pytest.raises(EditError, match=r"t\.yaml: two edits overlap near line 2"):
+    with pytest.raises(EditError, match=r"^t\.yaml: two edits overlap near line 3$"):
         f.render()
     f = parsed("a: 1\nb: 2\n")
     doc = f.docs[0]
@@ -325,6 +325,10 @@ def test_a_scalar_takes_the_style_asked_for_when_it_reads_back_else_a_plainer_on
     ("a\tb", "|", None),
     ("a\r\nb", "|", None),
     ("a\n\n", "|", None),
+    ("Xa\nbX", "|", "|-\n    Xa\n    bX\n"),
+    ("Xa\nbX", ">", ">-\n    Xa\n\n    bX\n"),
+    ("a\xa0\nb", ">", ">-\n    a\xa0\n\n    b\n"),  # a no-break space is text, not YAML's white space
+    ("a\xa0\nb", "|", "|-\n    a\xa0\n    b\n"),
 ])
 def test_a_block_scalar_is_made_only_when_it_reads_back(value: str, style: str, text: str | None) -> None:
     assert block_scalar(value, style, 4, "\n") == text
@@ -340,7 +344,48 @@ def test_block_scalars_take_the_files_line_ends() -> None:
 def test_collections_in_flow_and_block_style() -> None:
     assert flow_text({"a": [1, "b c", {"d": None}], "e": "x, y", "": "k"}) == "{a: [1, b c, {d: null}], e: 'x, y', '': k}"
     assert flow_text([]) == "[]" and flow_text({}) == "{}" and flow_text("true") == "'true'"
+    assert flow_text({"a, b": "c, d", "x\ny": 1}) == "{'a, b': 'c, d', \"x\\ny\": 1}"  # a key is flow text too
     text = block({"a": {"b": 1}, "c": [1, {"d": 2, "f": [3]}], "e": [], "": "x", "yes": "two\nlines\n"}, 0, "\n")
     assert text == "a:\n  b: 1\nc:\n  - 1\n  - d: 2\n    f:\n      - 3\ne: []\n\"\": x\n'yes': |\n  two\n  lines"
     assert yaml.safe_load(text + "\n") == {"a": {"b": 1}, "c": [1, {"d": 2, "f": [3]}], "e": [], "": "x", "yes": "two\nlines\n"}
     assert block([{"a": 1}, [2]], 2, "\r\n") == "- a: 1\r\n  - - 2"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("a: &x", ""),  # an anchor with nothing after it, at the very end
+    ("a: &x \n", ""),
+    ("a: &x Xvalue\n", "Xvalue"),
+    ("a: &nameX value\n", "value"),
+    ("a: !!str &x  value\n", "value"),
+])
+def test_a_value_starts_past_its_anchor_and_tag(text: str, value: str) -> None:
+    f = parsed(text)
+    root = f.docs[0].root
+    assert root is not None
+    node = root.children[0]
+    assert f.text[node.start:max(node.start, node.end)] == value
+
+
+def test_a_value_behind_an_anchor_is_replaced_and_the_anchor_kept() -> None:
+    assert edited("a: &x Xvalue\nb: 1\n", lambda f, d, r: f.replace(d, r.child("a"), "new")) == "a: &x new\nb: 1\n"
+    assert edited("a: &nameX value\n", lambda f, d, r: f.replace(d, r.child("a"), "new")) == "a: &nameX new\n"
+
+
+def test_a_new_item_takes_the_indent_of_the_first_items_dash() -> None:
+    text = "l:\n  - &my-a x\n  - y\n"
+    assert edited(text, lambda f, d, r: f.insert(d, r.child("l"), None, "z")) == "l:\n  - &my-a x\n  - y\n  - z\n"
+
+
+@pytest.mark.parametrize(("text", "path", "value", "after"), [
+    ("a: |\n    one\nb: 1\n", "a", "uno\ndos\n", "a: |\n    uno\n    dos\nb: 1\n"),  # one line: its indent kept
+    ("a: |\nb: 1\n", "a", "x\ny\n", "a: |\n  x\n  y\nb: 1\n"),  # no content: two past the key's indent
+    ("m:\n  a: |\n  b: 1\n", "m.a", "x\ny\n", "m:\n  a: |\n    x\n    y\n  b: 1\n"),
+    ("a: |\n  one\nb: 1\n", "a", "fiX\n", "a: |\n  fiX\nb: 1\n"),
+    ("a: |\n  oneX\nb: 1\n", "a", "two\n", "a: |\n  two\nb: 1\n"),
+    ("a: |-\n  one\xa0\nb: 1\n", "a", "two", "a: |-\n  two\nb: 1\n"),
+    ("a: |\n  one\nb: 1\n", "a", "é\tx\n", 'a: "é\\tx\\n"\nb: 1\n'),
+    ("a: |\n  one\nb: 1\n", "a", "a\xa0\n", "a: |\n  a\xa0\nb: 1\n"),
+])
+def test_a_block_scalar_replaced_keeps_its_indent_and_the_lines_after_it(text: str, path: str, value: str,
+                                                                          after: str) -> None:
+    assert edited(text, lambda f, d, r: f.replace(d, r.at(path), value)) == after
