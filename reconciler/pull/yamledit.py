@@ -457,7 +457,9 @@ def block_scalar(value: str, style: str, indent: int, newline: str) -> str | Non
 
 
 def _key(key: str) -> str:
-    return scalar(key, None, 0, "\n", False) if key else '""'
+    """A mapping key: as plain as it reads back; one holding a line break double-quoted (a block
+    scalar cannot be a key)."""
+    return scalar(key, '"' if "\n" in key else None, 0, "\n", False) if key else '""'
 
 
 def flow_text(value: Any) -> str:

@@ -126,6 +126,8 @@ def test_an_entry_removed_takes_its_lines_and_the_last_one_leaves_an_empty_colle
     text = "m:\n  only: 1\nl:\n  - one\nn: 2\n"
     assert edited(text, lambda f, d, r: [f.delete_entry(d, r.at("m.only")), f.delete_entry(d, r.at("l.0"))]) == \
         "m:\n  {}\nl:\n  []\nn: 2\n"
+    assert removed("a: |\n  x\nb: 1\nc: 2\n", "a") == "b: 1\nc: 2\n"  # a block scalar ends with its line break
+    assert removed("\na: 1\nb: 2\n", "a") == "\nb: 2\n"
     crlf = "a: 1\r\nb: 2\r\nc: 3\r\n"
     assert edited(crlf, lambda f, d, r: f.delete_entry(d, r.child("b"))) == "a: 1\r\nc: 3\r\n"
     assert edited("a: 1\nb: 2", lambda f, d, r: f.delete_entry(d, r.child("b"))) == "a: 1\n"
@@ -184,9 +186,14 @@ def test_entries_and_items_are_inserted_after_the_last_or_before_one() -> None:
     flowed = "l:\n  - {a: 1}\n"
     assert edited(flowed, lambda f, d, r: f.insert(d, r.child("l"), None, {"b": 2})) == "l:\n  - {a: 1}\n  - {b: 2}\n"
     assert edited("l:\n- a\n", lambda f, d, r: f.insert(d, r.child("l"), None, "b")) == "l:\n- a\n- b\n"
-    assert edited("a: 1\r\nb: 2\r\n", lambda f, d, r: f.insert(d, r, "c", 3)) == "a: 1\r\nb: 2\r\nc: 3\r\n"
+    assert edited("a: 1\r\nb: 2\r\n", lambda f, d, r: f.insert(d, r, "c, d", 3)) == "a: 1\r\nb: 2\r\nc, d: 3\r\n"
     assert edited("a: 1", lambda f, d, r: f.insert(d, r, "b", "two")) == "a: 1\nb: two"
     assert edited("a: 1\n\n\n", lambda f, d, r: f.insert(d, r, "b", 2)) == "a: 1\nb: 2\n\n\n"
+    assert edited("l:\n  - a\n", lambda f, d, r: [f.insert(d, r.child("l"), None, "x\ny\n"),
+                                                  f.insert(d, r.child("l"), None, {"k": 1, "m": [1, 2]})]) == \
+        "l:\n  - a\n  - |\n    x\n    y\n  - k: 1\n    m:\n      - 1\n      - 2\n"
+    assert edited("m:\n  a: 1\n", lambda f, d, r: f.insert(d, r.child("m"), "x\ny", {"two": "lines\n"})) == \
+        'm:\n  a: 1\n  "x\\ny":\n    two: |\n      lines\n'  # a key with a line break is double-quoted
 
 
 @pytest.mark.parametrize("text", ["f: {a: 1}\n", "e: {}\n", "e: []\n"])
