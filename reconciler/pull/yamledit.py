@@ -145,8 +145,11 @@ class YamlFile:
         else:
             flow = _in_flow(node)
             indent = _indent_of(self.text, node.start) + 2
-            self._splice(node.start, node.end, scalar(value, node.style, indent, self.newline, flow)
-                         if not isinstance(value, dict | list) or not value else flow_text(value))
+            text = scalar(value, node.style, indent, self.newline, flow) \
+                if not isinstance(value, dict | list) or not value else flow_text(value)
+            if text.startswith(("|", ">")) and self.text.startswith(("\n", "\r\n"), node.end):
+                text = text.rstrip("\r\n")  # a block scalar in place of a one-line one: its line break is there
+            self._splice(node.start, node.end, text)
         self._checks.append((doc.index, self.doc_path(doc, node), value))
 
     def _block_scalar(self, node: Node, value: str) -> str:

@@ -104,6 +104,14 @@ def test_a_collection_replaced_in_block_style_is_indented_where_it_starts() -> N
     assert yaml.safe_load(out) == {"top": {"m": {}, "l": ["x"], "s": {"n": [1, 2]}}}
 
 
+def test_a_one_line_value_replaced_by_lines_becomes_a_block_scalar_indented_below_its_key() -> None:
+    assert edited("m:\n  a: one\nb: 1\n", lambda f, d, r: f.replace(d, r.at("m.a"), "x\ny\n")) == \
+        "m:\n  a: |\n    x\n    y\nb: 1\n"
+    assert edited("- m:\r\n    a: one\r\n", lambda f, d, r: f.replace(d, r.at("0.m.a"), "x\ny")) == \
+        "- m:\r\n    a: |-\r\n      x\r\n      y\r\n"
+    assert edited("m:\n  a: one\n", lambda f, d, r: f.replace(d, r.at("m.a"), "p, q")) == "m:\n  a: p, q\n"
+
+
 def test_a_scalar_inside_a_flow_collection_is_written_as_flow_allows() -> None:
     text = "f: {a: x, b: [y, z]}\n"
     out = edited(text, lambda f, d, r: [f.replace(d, r.at("f.a"), "p, q"), f.replace(d, r.at("f.b.1"), "w")])
@@ -213,6 +221,9 @@ def test_documents_are_removed_whole_and_appended_after_a_separator() -> None:
     f = parsed(MULTI)
     f.remove_document(f.docs[2])
     assert f.render() == "a: 1\n---\nkind: B\nlist:\n  - name: x\n    v: 1\n  - name: y\n    v: 2\n"
+    f = parsed("\n---\na: 1\n---\nb: 2\n")
+    f.remove_document(f.docs[0])
+    assert f.render() == "\n---\nb: 2\n"  # from its own line: the blank line before it stays
     f = parsed("a: 1")
     assert not f.edited
     f.append_document({"kind": "Patch", "patch": {"x": [1, 2]}})
