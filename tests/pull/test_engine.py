@@ -425,3 +425,39 @@ def test_the_files_a_tree_loads_are_its_manifests_var_files_and_examples_files(t
     (tmp_path / "t" / "d.yaml").write_text("kind: Dataset\nname: [not, a, name]\nexamples_file: d.jsonl\n")
     assert Tree(("t",)).files() == {f"{real}/t/d.yaml"}  # a tree that does not load: the files it names
 
+
+
+def test_a_patch_merged_into_an_existing_one_keeps_what_it_does_not_name_at_every_depth() -> None:
+    from reconciler.pull.engine import _merge
+
+    existing = {"version": {"model": "small", "invocation_params": {"temperature": 0.1, "top_p": 1}}, "x": 1}
+    assert _merge(existing, {"version": {"invocation_params": {"temperature": 0.5}, "messages": [1]}}) == {
+        "version": {"model": "small", "invocation_params": {"temperature": 0.5, "top_p": 1}, "messages": [1]}, "x": 1}
+    assert existing["version"]["invocation_params"]["temperature"] == 0.1  # not changed in place
+    assert _merge(None, {"a": 1}) == {"a": 1} and _merge({"a": 1}, "text") == "text" and _merge(3, [1]) == [1]
+
+
+def test_a_conflicts_values_are_cut_past_120_characters() -> None:
+    fits, over = "x" * 118, "x" * 119  # with their quotes: 120 and 121 characters
+    assert str(Conflict("a", "p", fits, 1, 2, None)) == f'a: p: changed in the tree and live: base "{fits}", tree 1, ' \
+                                                        "live 2; neither written"
+    assert str(Conflict("a", "p", over, 1, 2, None)) == f'a: p: changed in the tree and live: base "{"x" * 116}..., ' \
+                                                        "tree 1, live 2; neither written"
+
+
+def test_an_item_removed_live_from_a_block_list_takes_only_its_line(cli: Cli, tmp_path: Path) -> None:
+    tree = tmp_path / "tree.yaml"
+    text = ("kind: Dataset\nspace: research\nname: inline\nexamples:\n  - {q: one}   # the first\n  - {q: two}\n"
+            "  - {q: three}  # the last\n")
+    tree.write_text(text)
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        live = {x["q"]: x for x in api.examples("research", "inline")}
+        api.delete_examples("research", "inline", [live["two"]["id"]])
+    out = cli("pull", "tree.yaml", "--write")
+    assert out.exit_code == 2, out.output
+    assert tree.read_text() == text.replace("  - {q: two}\n", "")
+    with ui(tmp_path) as api:
+        api.append_examples("research", "inline", [{"q": "four"}])
+    assert cli("pull", "tree.yaml", "--write").exit_code == 2
+    assert tree.read_text() == text.replace("  - {q: two}\n", "") + "  - {q: four}\n"
