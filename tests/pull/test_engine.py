@@ -461,3 +461,22 @@ def test_an_item_removed_live_from_a_block_list_takes_only_its_line(cli: Cli, tm
         api.append_examples("research", "inline", [{"q": "four"}])
     assert cli("pull", "tree.yaml", "--write").exit_code == 2
     assert tree.read_text() == text.replace("  - {q: two}\n", "") + "  - {q: four}\n"
+
+
+def test_a_flow_list_is_edited_item_by_item_only_when_no_item_comes_or_goes(cli: Cli, tmp_path: Path) -> None:
+    tree = tmp_path / "tree.yaml"
+    text = ("kind: Dataset\nspace: research\nname: gone\nexamples: [{q: one}, {q: two},   {q: three}]  # c\n---\n"
+            "kind: Prompt\nspace: research\nname: p\nversion:\n  commit_message: first\n  provider: VENDOR_A\n"
+            "  messages: [{role: system, content: one},   {role: user, content: two}]  # c\n")
+    tree.write_text(text)
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        gone = {x["q"]: x for x in api.examples("research", "gone")}
+        api.delete_examples("research", "gone", [gone["two"]["id"]])
+        api.new_prompt_version("research", "p", messages=[{"role": "system", "content": "one"},
+                                                          {"role": "user", "content": "deux"}], commit_message="m")
+    out = cli("pull", "tree.yaml", "--write")
+    assert out.exit_code == 2, out.output
+    assert tree.read_text() == text.replace("{q: one}, {q: two},   {q: three}", "{q: one}, {q: three}").replace(
+        "content: two}", "content: deux}").replace("commit_message: first", "commit_message: m")
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
