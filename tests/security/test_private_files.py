@@ -27,6 +27,7 @@ from reconciler.manifests.confine import allowing_outside_tree, outside_allowed,
     ("-a b-", "a-b"),
     ("x" * 130, "x" * 120),
     ("x" * 119 + "/y", "x" * 119),
+    ("XMAX", "XMAX"),
 ])
 def test_a_name_from_the_api_becomes_one_harmless_path_component(name: str, component: str) -> None:
     assert safe_component(name) == component
@@ -85,6 +86,9 @@ def test_inside_follows_the_directory_and_needs_a_component_below_the_root(tmp_p
     assert not inside(root, root) and not inside(tmp_path / "f", root)
     (root / "away").symlink_to(tmp_path / "outs")
     assert not inside(root / "away" / "f", root)
+    spaced = tmp_path / "out "  # a name's trailing space is part of it
+    spaced.mkdir()
+    assert inside(spaced / "f", spaced) and not inside(tmp_path / "outs" / "f", spaced)
 
 
 def test_a_private_database_file_is_made_0600_and_never_opened_through_a_link(tmp_path: Path) -> None:
@@ -138,3 +142,26 @@ def test_a_path_outside_every_root_is_refused_unless_allowed(tmp_path: Path, mon
     for value, allowed in (("1", True), (" TRUE ", True), ("yes", True), ("0", False), ("", False), ("no", False)):
         monkeypatch.setenv("RECONCILER_ALLOW_OUTSIDE_TREE", value)
         assert outside_allowed() is allowed, value
+
+
+def test_a_private_database_file_is_never_open_to_others_and_a_link_planted_late_is_not_followed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    created: list[int] = []
+    chmod = os.fchmod
+
+    def seen(fd: int, mode: int) -> None:
+        created.append(os.fstat(fd).st_mode & 0o777)  # the mode it was created with, before the chmod
+        chmod(fd, mode)
+
+    monkeypatch.setattr(os, "fchmod", seen)
+    open_private_file(str(tmp_path / "new.db"), "the emulator's database")
+    assert created == [0o600]
+    monkeypatch.undo()
+    target = tmp_path / "elsewhere.db"
+    target.write_text("")
+    target.chmod(0o644)
+    (tmp_path / "late.db").symlink_to(target)
+    monkeypatch.setattr(os.path, "islink", lambda _: False)  # the link appears after the check
+    with pytest.raises(ConfigError, match=r"^cannot open the emulator's database .*late\.db \("):
+        open_private_file(str(tmp_path / "late.db"), "the emulator's database")
+    assert target.stat().st_mode & 0o777 == 0o644
