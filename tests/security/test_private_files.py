@@ -165,3 +165,20 @@ def test_a_private_database_file_is_never_open_to_others_and_a_link_planted_late
     with pytest.raises(ConfigError, match=r"^cannot open the emulator's database .*late\.db \("):
         open_private_file(str(tmp_path / "late.db"), "the emulator's database")
     assert target.stat().st_mode & 0o777 == 0o644
+
+
+def test_the_temporary_is_a_hidden_file_beside_the_target_renamed_over_it(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    renamed: list[tuple[str, str]] = []
+    replace = os.replace
+
+    def seen(src: str, dst: object) -> None:
+        renamed.append((src, str(dst)))
+        replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", seen)
+    write_private(tmp_path / "plan.json", "{}")
+    ((src, dst),) = renamed
+    assert dst == str(tmp_path / "plan.json") and os.path.dirname(src) == str(tmp_path)  # one file system: atomic
+    name = os.path.basename(src)
+    assert name.startswith(".plan.json.") and name.endswith(".tmp") and len(name) > len(".plan.json..tmp")
