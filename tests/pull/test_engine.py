@@ -454,13 +454,41 @@ def test_an_item_removed_live_from_a_block_list_takes_only_its_line(cli: Cli, tm
     with ui(tmp_path) as api:
         live = {x["q"]: x for x in api.examples("research", "inline")}
         api.delete_examples("research", "inline", [live["two"]["id"]])
-    out = cli("pull", "tree.yaml", "--write")
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
     assert out.exit_code == 2, out.output
     assert tree.read_text() == text.replace("  - {q: two}\n", "")
+    assert json.loads(out.stdout)["edits"] == [{"address": "Dataset/research/inline", "path": "examples.1",
+                                                "file": "tree.yaml", "line": 6, "action": "remove",
+                                                "before": {"q": "two"}, "after": None}]
     with ui(tmp_path) as api:
         api.append_examples("research", "inline", [{"q": "four"}])
-    assert cli("pull", "tree.yaml", "--write").exit_code == 2
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2
     assert tree.read_text() == text.replace("  - {q: two}\n", "") + "  - {q: four}\n"
+    assert json.loads(out.stdout)["edits"] == [{"address": "Dataset/research/inline", "path": "examples.2",
+                                                "file": "tree.yaml", "line": 6, "action": "add",
+                                                "before": None, "after": {"q": "four"}}]
+
+
+def test_an_item_inserted_live_inside_a_block_list_goes_before_the_one_that_follows_it(cli: Cli,
+                                                                                       tmp_path: Path) -> None:
+    tree = tmp_path / "tree.yaml"
+    text = ("kind: Prompt\nspace: research\nname: p\nversion:\n  commit_message: first\n  provider: VENDOR_A\n"
+            "  messages:\n    - role: system   # kept\n      content: one\n    - role: user\n      content: two\n")
+    tree.write_text(text)
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        api.new_prompt_version("research", "p", commit_message="m", messages=[
+            {"role": "system", "content": "one"}, {"role": "assistant", "content": "mid"},
+            {"role": "user", "content": "two"}])
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    assert tree.read_text() == text.replace("first", "m").replace(
+        "    - role: user\n", "    - role: assistant\n      content: mid\n    - role: user\n")
+    assert [(e["path"], e["line"], e["action"], e["after"]) for e in json.loads(out.stdout)["edits"]] == [
+        ("version.messages.1", 10, "add", {"role": "assistant", "content": "mid"}),
+        ("version.commit_message", 5, "update", "m")]
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
 
 
 def test_a_flow_list_is_edited_item_by_item_only_when_no_item_comes_or_goes(cli: Cli, tmp_path: Path) -> None:
