@@ -198,6 +198,14 @@ def test_a_variable_inside_a_string_is_written_only_while_the_rest_still_matches
     assert staging.run("plan", "--detailed-exitcode").exit_code == 0
 
 
+def applied(cli: Cli, tmp_path: Path, text: str) -> Path:
+    """``tree.yaml`` holding ``text``, applied to the emulator: live as declared."""
+    tree = tmp_path / "tree.yaml"
+    tree.write_text(text)
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    return tree
+
+
 # ---------------------------------------------------------------- one environment: examples files
 
 DATASETS = """\
@@ -446,11 +454,9 @@ def test_a_conflicts_values_are_cut_past_120_characters() -> None:
 
 
 def test_an_item_removed_live_from_a_block_list_takes_only_its_line(cli: Cli, tmp_path: Path) -> None:
-    tree = tmp_path / "tree.yaml"
     text = ("kind: Dataset\nspace: research\nname: inline\nexamples:\n  - {q: one}   # the first\n  - {q: two}\n"
             "  - {q: three}  # the last\n")
-    tree.write_text(text)
-    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    tree = applied(cli, tmp_path, text)
     with ui(tmp_path) as api:
         live = {x["q"]: x for x in api.examples("research", "inline")}
         api.delete_examples("research", "inline", [live["two"]["id"]])
@@ -472,11 +478,9 @@ def test_an_item_removed_live_from_a_block_list_takes_only_its_line(cli: Cli, tm
 
 def test_an_item_inserted_live_inside_a_block_list_goes_before_the_one_that_follows_it(cli: Cli,
                                                                                        tmp_path: Path) -> None:
-    tree = tmp_path / "tree.yaml"
     text = ("kind: Prompt\nspace: research\nname: p\nversion:\n  commit_message: first\n  provider: VENDOR_A\n"
             "  messages:\n    - role: system   # kept\n      content: one\n    - role: user\n      content: two\n")
-    tree.write_text(text)
-    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    tree = applied(cli, tmp_path, text)
     with ui(tmp_path) as api:
         api.new_prompt_version("research", "p", commit_message="m", messages=[
             {"role": "system", "content": "one"}, {"role": "assistant", "content": "mid"},
@@ -492,12 +496,10 @@ def test_an_item_inserted_live_inside_a_block_list_goes_before_the_one_that_foll
 
 
 def test_a_flow_list_is_edited_item_by_item_only_when_no_item_comes_or_goes(cli: Cli, tmp_path: Path) -> None:
-    tree = tmp_path / "tree.yaml"
     text = ("kind: Dataset\nspace: research\nname: gone\nexamples: [{q: one}, {q: two},   {q: three}]  # c\n---\n"
             "kind: Prompt\nspace: research\nname: p\nversion:\n  commit_message: first\n  provider: VENDOR_A\n"
             "  messages: [{role: system, content: one},   {role: user, content: two}]  # c\n")
-    tree.write_text(text)
-    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    tree = applied(cli, tmp_path, text)
     with ui(tmp_path) as api:
         gone = {x["q"]: x for x in api.examples("research", "gone")}
         api.delete_examples("research", "gone", [gone["two"]["id"]])
