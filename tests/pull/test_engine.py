@@ -510,3 +510,42 @@ def test_a_flow_list_is_edited_item_by_item_only_when_no_item_comes_or_goes(cli:
     assert tree.read_text() == text.replace("{q: one}, {q: two},   {q: three}", "{q: one}, {q: three}").replace(
         "content: two}", "content: deux}").replace("commit_message: first", "commit_message: m")
     assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
+
+
+def test_a_document_read_from_stdin_is_never_removed(cli: Cli, tmp_path: Path) -> None:
+    text = f"kind: Prompt\nspace: research\nname: p\n{VERSION}"
+    applied(cli, tmp_path, text)
+    with ui(tmp_path) as api:
+        api.delete("prompts", "p", space_id=api.space_id("research"))
+    out = CliRunner().invoke(main, ["pull", "-", "--remove-absent", "--write", "--format", "json", "--emulator",
+                                    str(tmp_path / "live.db")], input=text, catch_exceptions=False)
+    assert out.exit_code == 2, out.output
+    result = json.loads(out.stdout)
+    assert result["edits"] == [] and result["files"] == []
+    assert result["not_written"] == [{"address": "Prompt/research/p", "path": "",
+                                      "reason": "deleted live; its document was not found"}]
+
+
+def test_a_resource_deleted_live_loses_its_own_document_and_patches_and_a_shared_one_is_listed(
+        envs: dict[str, Env], tmp_path: Path) -> None:
+    staging = envs["staging"]
+    own = tmp_path / "overlays/staging/own.yaml"
+    own.write_text(f"kind: Prompt\nspace: staging\nname: mine\n{VERSION}")
+    patches = tmp_path / "overlays/staging/patches.yaml"
+    before = patches.read_text()
+    patches.write_text(before + "---\nkind: Patch\ntarget: Prompt/mine\nspace: staging\npatch: {description: x}\n")
+    assert staging.run("apply", "--auto-approve").exit_code == 0
+    with staging.ui() as api:
+        api.delete("prompts", "mine", space_id=api.space_id("staging"))
+        api.delete("prompts", "summarize-ticket", space_id=api.space_id("staging"))
+    code, out = staging.pull("--remove-absent", "--write")
+    assert code == 2, out
+    assert out["edits"] == [
+        {"address": "Prompt/staging/mine", "path": "", "file": "overlays/staging/own.yaml", "line": 1,
+         "action": "remove document", "before": "Prompt/staging/mine", "after": None},
+        {"address": "Prompt/staging/mine", "path": "", "file": "overlays/staging/patches.yaml", "line": 9,
+         "action": "remove document", "before": "Patch of Prompt/staging/mine", "after": None}]
+    assert out["not_written"] == [{"address": "Prompt/staging/summarize-ticket", "path": "", "reason":
+                                   "deleted live; its document is in base/research.yaml, which other environments "
+                                   "load: not removed"}]
+    assert own.read_text() == "" and patches.read_text() == before
