@@ -549,3 +549,20 @@ def test_a_resource_deleted_live_loses_its_own_document_and_patches_and_a_shared
                                    "deleted live; its document is in base/research.yaml, which other environments "
                                    "load: not removed"}]
     assert own.read_text() == "" and patches.read_text() == before
+
+
+def test_a_dotted_path_is_set_through_mappings_and_lists() -> None:
+    from reconciler.pull.engine import _set_in
+
+    spec: dict[str, Any] = {"a": {"l": [{"x": 1}, {"x": 2}]}}
+    item = {"x": 9}
+    _set_in(spec, "a.l.1.x", 3)
+    _set_in(spec, "a.l.2", item)  # past the end: appended
+    item["x"] = 10  # a copy was stored
+    _set_in(spec, "a.l.0", {"y": 1})
+    _set_in(spec, "b.c", "new")  # missing mappings made
+    assert spec == {"a": {"l": [{"y": 1}, {"x": 3}, {"x": 9}]}, "b": {"c": "new"}}
+    _set_in(spec, "a.l.1", ABSENT)
+    _set_in(spec, "b.c", ABSENT)
+    _set_in(spec, "b.gone", ABSENT)
+    assert spec == {"a": {"l": [{"y": 1}, {"x": 9}]}, "b": {}}
