@@ -169,6 +169,9 @@ def test_a_shared_list_edit_is_merged_into_the_environments_own_patch(envs: dict
     assert {(e["path"], e["action"], e["file"]) for e in out["edits"]} == {
         ("version.messages", "patch", "overlays/staging/patches.yaml"),
         ("version.commit_message", "patch", "overlays/staging/patches.yaml")}
+    (edit,) = [e for e in out["edits"] if e["path"] == "version.messages"]
+    assert edit["before"][0]["content"] == "You summarize support tickets."  # as declared, not as patched
+    assert edit["after"][0]["content"] == "You summarize support tickets in one line."
     assert staging.run("plan", "--detailed-exitcode").exit_code == 0
     assert production.run("plan", "--detailed-exitcode").exit_code == 0
 
