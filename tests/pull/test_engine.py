@@ -181,7 +181,7 @@ def test_a_variable_inside_a_string_is_written_only_while_the_rest_still_matches
     staging = envs["staging"]
     with staging.ui() as api:
         p = api.prompt("staging", "summarize-ticket")
-        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "Weekly digest"}).raise_for_status()
+        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "A weekly digest of the tickets"}).raise_for_status()
     code, out = staging.pull()
     assert code == 2 and out["edits"] == [] and out["files"] == []
     assert out["not_written"] == [{"address": "Prompt/staging/summarize-ticket", "path": "description",
@@ -189,6 +189,10 @@ def test_a_variable_inside_a_string_is_written_only_while_the_rest_still_matches
                                              "longer matches the rest of the string: not written"}]
     with staging.ui() as api:
         api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "Summaries for qa"}).raise_for_status()
+    code, out = staging.pull("--var", "env=staging")  # the variable given on the command line: named, not written
+    assert code == 2 and out["edits"] == [] and out["not_written"] == [
+        {"address": "Prompt/staging/summarize-ticket", "path": "description",
+         "reason": "set by --var env: not written (change it where it is set)"}]
     code, out = staging.pull("--write")
     assert code == 2 and out["not_written"] == [], out
     # env also names the Ownership: the prompt's value goes into staging's Patch of it, the variable stays
@@ -569,3 +573,4 @@ def test_a_dotted_path_is_set_through_mappings_and_lists() -> None:
     _set_in(spec, "b.c", ABSENT)
     _set_in(spec, "b.gone", ABSENT)
     assert spec == {"a": {"l": [{"y": 1}, {"x": 9}]}, "b": {}}
+
