@@ -107,6 +107,8 @@ def test_a_collection_replaced_in_block_style_is_indented_where_it_starts() -> N
 def test_a_one_line_value_replaced_by_lines_becomes_a_block_scalar_indented_below_its_key() -> None:
     assert edited("m:\n  a: one\nb: 1\n", lambda f, d, r: f.replace(d, r.at("m.a"), "x\ny\n")) == \
         "m:\n  a: |\n    x\n    y\nb: 1\n"
+    assert edited("k: 1\nm:\n  a: one\n", lambda f, d, r: f.replace(d, r.at("m.a"), "x\ny\n")) == \
+        "k: 1\nm:\n  a: |\n    x\n    y\n"  # the indent of its own line
     assert edited("- m:\r\n    a: one\r\n", lambda f, d, r: f.replace(d, r.at("0.m.a"), "x\ny")) == \
         "- m:\r\n    a: |-\r\n      x\r\n      y\r\n"
     assert edited("m:\n  a: one\n", lambda f, d, r: f.replace(d, r.at("m.a"), "p, q")) == "m:\n  a: p, q\n"
