@@ -545,6 +545,11 @@ def test_a_resource_deleted_live_loses_its_own_document_and_patches_and_a_shared
     with staging.ui() as api:
         api.delete("prompts", "mine", space_id=api.space_id("staging"))
         api.delete("prompts", "summarize-ticket", space_id=api.space_id("staging"))
+    code, out = staging.pull("--write")  # by default: listed, nothing removed
+    assert code == 2 and out["edits"] == [] and out["not_written"] == [
+        {"address": a, "path": "", "reason": "declared, not live: apply creates it (pull removes its document with "
+                                             "--remove-absent, or with --since REF when REF declared it)"}
+        for a in ("Prompt/staging/summarize-ticket", "Prompt/staging/mine")]
     code, out = staging.pull("--remove-absent", "--write")
     assert code == 2, out
     assert out["edits"] == [
@@ -573,4 +578,5 @@ def test_a_dotted_path_is_set_through_mappings_and_lists() -> None:
     _set_in(spec, "b.c", ABSENT)
     _set_in(spec, "b.gone", ABSENT)
     assert spec == {"a": {"l": [{"y": 1}, {"x": 9}]}, "b": {}}
+
 
