@@ -66,10 +66,10 @@ def write_private(path: Path, text: str, *, what: str = "writing", root: Path | 
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)  # replaces a link planted meanwhile, never follows it
-    except OSError as exc:
+    except (OSError, UnicodeError) as exc:  # UnicodeError: a lone surrogate (JSON's "\ud800") cannot be encoded
         if tmp is not None:  # made: removed, not left beside the target
             Path(tmp).unlink(missing_ok=True)
-        raise ConfigError(f"{what} {path}: cannot write ({exc.strerror or exc})") from None
+        raise ConfigError(f"{what} {path}: cannot write ({getattr(exc, 'strerror', None) or exc})") from None
 
 
 def open_private_file(path: str, what: str) -> None:

@@ -221,10 +221,48 @@ def diff_of(mutant: str) -> list[str]:
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """A module's row and survivors as the report being replaced showed them (``earlier_of``): kept for
+    a module none of whose mutants ``mutants/`` holds a result of (not run since it was made), marked so."""
+
+    row: str
+    section: tuple[str, ...] = ()
+
+    def counts(self) -> tuple[int, int, int, int, int] | None:
+        """mutants, killed, equivalent, surviving, not run (None: the row has none)."""
+        cells = [c.strip() for c in self.row.strip().strip("|").split("|")]
+        try:
+            return tuple(int(c) for c in cells[2:7])  # type: ignore[return-value]
+        except ValueError:
+            return None
+
+
+def earlier_of(text: str) -> dict[str, Earlier]:
+    """Each module's row of the table, and its section under "Surviving mutants", in a report."""
+    rows: dict[str, str] = {}
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("| `") and line.count("`") >= 2:
+            rows[line.split("`")[1]] = line
+        if line.startswith("## "):
+            current = None
+        elif line.startswith("### `"):
+            current = sections.setdefault(line.split("`")[1], [])
+        elif current is not None:
+            current.append(line)
+    return {path: Earlier(row, tuple(sections.get(path, ()))) for path, row in rows.items()}
+
+
 def render(results: dict[str, ModuleResult], equivalents: Mapping[MutantKey, str],
-           diff: Callable[[str], list[str]] | None = None) -> str:
+           diff: Callable[[str], list[str]] | None = None, earlier: Mapping[str, Earlier] | None = None) -> str:
     """The report. ``diff``: a mutant's diff lines (``diff_of`` by default), by which a survivor is
-    looked up among the ``equivalents``."""
+    looked up among the ``equivalents``; ``earlier``: the rows and survivors of the report replaced,
+    kept (marked "earlier run") for a module ``mutants/`` has no result of."""
+    earlier = earlier or {}
+    kept = {path: earlier[path] for path, r in results.items()
+            if not r.killed and not r.survived and path in earlier and earlier[path].counts() is not None}
     read = diff or diff_of
     cache: dict[str, list[str]] = {}
 
@@ -259,7 +297,10 @@ def render(results: dict[str, ModuleResult], equivalents: Mapping[MutantKey, str
         "they were nine tenths of each planner mutant's test time; the scores are a lower bound.",
         "",
         "A full run takes hours on a shared 2-core machine; `--module` re-runs one module. Results are",
-        "kept in `mutants/` between runs, so this file reflects the latest result of each mutant.",
+        "kept in `mutants/` between runs, so this file reflects the latest result of each mutant. A module",
+        "none of whose mutants `mutants/` holds a result of (a fresh checkout that ran only some modules)",
+        "keeps the row and the survivors of the report this one replaced, marked *earlier run*: they were",
+        "not checked again.",
         "",
         "Score = killed / (mutants - equivalent - not run). The target is at least 90% on every module; a",
         "module with mutants not run was not finished in the time the last run had (its score is partial).",
@@ -271,6 +312,17 @@ def render(results: dict[str, ModuleResult], equivalents: Mapping[MutantKey, str
     counts = {"equivalent": 0, "surviving": 0, "not run": 0}
     for path, r in results.items():
         part = "all" if SCOPE.get(path) is None else ", ".join(f"`{f}`" for f in SCOPE.get(path) or ())
+        if path in kept:
+            cells = kept[path].row.strip().strip("|").split("|")
+            cells[1] = cells[1].strip().removesuffix(" (earlier run)") + " (earlier run)"
+            lines.append("| " + " | ".join(c.strip() for c in cells) + " |")
+            mutants, killed, eq_n, left, not_run = kept[path].counts() or (0, 0, 0, 0, 0)
+            counts["equivalent"] += eq_n
+            counts["surviving"] += left
+            counts["not run"] += not_run
+            if mutants - eq_n - not_run:
+                scores[path] = 100 * killed / (mutants - eq_n - not_run)
+            continue
         if not r.total:
             why = "no mutant (mutmut finds nothing to change)" if (ROOT / "mutants" / (path + ".meta")).exists() \
                 else "not mutated by the last run"
@@ -286,8 +338,11 @@ def render(results: dict[str, ModuleResult], equivalents: Mapping[MutantKey, str
         counts["not run"] += len(r.unchecked)
         lines.append(f"| `{path}` | {part} | {r.total} | {len(r.killed)} | {len(eq)} | "
                      f"{len(r.survived) - len(eq)} | {len(r.unchecked)} | {score} |")
-    totals = [sum(x) for x in zip(*((r.total, len(r.killed)) for r in results.values()), strict=True)] \
-        if results else [0, 0]
+    counted = [r for path, r in results.items() if path not in kept]
+    totals = [sum(r.total for r in counted), sum(len(r.killed) for r in counted)]
+    for e in kept.values():
+        mutants, killed, *_ = e.counts() or (0, 0)
+        totals = [totals[0] + mutants, totals[1] + killed]
     summary = (f"In all: {totals[1]} of {totals[0]} mutants killed, {counts['equivalent']} equivalent, "
                f"{counts['surviving']} surviving unexplained, {counts['not run']} not run.")
     if scores:
@@ -298,6 +353,14 @@ def render(results: dict[str, ModuleResult], equivalents: Mapping[MutantKey, str
     lines += ["## Surviving mutants", ""]
     any_survivor = False
     for path, r in results.items():
+        section = [line for line in kept[path].section] if path in kept else []
+        while section and not section[-1].strip():
+            section.pop()
+        while section and not section[0].strip():
+            section.pop(0)
+        if section:
+            any_survivor = True
+            lines += [f"### `{path}` (earlier run)", "", *section, ""]
         if not r.survived:
             continue
         any_survivor = True
@@ -313,7 +376,9 @@ def render(results: dict[str, ModuleResult], equivalents: Mapping[MutantKey, str
     # killed, or no longer a mutant of the code; one of a function with mutants not run yet is not stale
     surviving = set(keys.values())
     pending = {function_of(m) for r in results.values() for m in r.unchecked}
-    stale = sorted((k for k in equivalents if k not in surviving and k.function not in pending),
+    unrun = {module_name(path) for path, r in results.items() if not r.killed and not r.survived}  # none checked
+    stale = sorted((k for k in equivalents if k not in surviving and k.function not in pending
+                    and not any(k.function.startswith(m + ".") for m in unrun)),
                    key=lambda k: (k.function, k.original, k.mutated))
     if stale:
         lines += ["## Equivalents no longer surviving", "",
@@ -373,7 +438,9 @@ def main(argv: list[str] | None = None) -> int:
         code = run(modules, args.max_children)
         if code != 0:
             return code
-    report = render(load_results(), load_equivalents())
+    replaced = Path(args.write) if args.write else None
+    earlier = earlier_of(replaced.read_text()) if replaced is not None and replaced.exists() else {}
+    report = render(load_results(), load_equivalents(), earlier=earlier)
     if args.write:
         Path(args.write).write_text(report)
     else:

@@ -11,6 +11,7 @@ from tests.mutation_report import (
     SCOPE,
     ModuleResult,
     MutantKey,
+    earlier_of,
     function_of,
     key_of,
     load_equivalents,
@@ -103,3 +104,39 @@ def test_every_recorded_equivalent_names_a_function_in_scope_and_a_reason() -> N
         assert key.function.rpartition(".")[0] in modules or key.function.rsplit(".", 2)[0] in modules, key
         assert key.mutated or key.original, key
         assert reason, key
+
+
+def test_every_recorded_equivalent_names_a_function_that_exists() -> None:
+    """A function moved or renamed leaves its records behind, matching no mutant: each record's
+    function must be defined in its module under its name (a line edited since is listed by the report instead, under
+    "Equivalents no longer surviving", once its function's mutants are run again)."""
+    import importlib
+
+    modules = sorted((module_name(path) for path in SCOPE), key=len, reverse=True)
+    missing = []
+    for key in load_equivalents():
+        module = next((m for m in modules if key.function.startswith(m + ".")), None)
+        target: object = importlib.import_module(module) if module else None
+        for part in key.function.removeprefix(f"{module}.").split(".") if module else ():
+            target = getattr(target, part, None)
+        if getattr(target, "__module__", None) != module:  # absent, or only imported there
+            missing.append(key.function)
+    assert not missing, sorted(set(missing))
+
+
+def test_a_module_not_run_again_keeps_its_earlier_row_and_survivors_marked_so() -> None:
+    before = mutants(SOURCE)
+    survivor = next(iter(before))
+    first = render({"reconciler/toy.py": ModuleResult("reconciler/toy.py", survived=[survivor],
+                                                      killed=[m for m in before if m != survivor])},
+                   {}, before.__getitem__)
+    not_run = {"reconciler/toy.py": ModuleResult("reconciler/toy.py", unchecked=list(before))}
+    again = render(not_run, {}, before.__getitem__, earlier_of(first))
+    row = next(line for line in again.splitlines() if line.startswith("| `reconciler/toy.py`"))
+    assert row == f"| `reconciler/toy.py` | all (earlier run) | {len(before)} | {len(before) - 1} | 0 | 1 | 0 | " \
+                  f"{100 * (len(before) - 1) / len(before):.1f}% |"
+    assert "### `reconciler/toy.py` (earlier run)" in again and "**survives**" in again
+    assert f"In all: {len(before) - 1} of {len(before)} mutants killed, 0 equivalent, 1 surviving" in again
+    third = render(not_run, {}, before.__getitem__, earlier_of(again))
+    assert third.count("(earlier run)") == again.count("(earlier run)")  # marked once, however often kept
+    assert "(earlier run)" not in render(not_run, {}, before.__getitem__)  # nothing to keep: not run, said so

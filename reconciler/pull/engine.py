@@ -593,14 +593,6 @@ class Puller:
         shared = self.shared(loc.file.path)
         why = f"declared in {loc.file.path}, which other environments load"
         if new is ABSENT:
-            container = node.parent
-            if container is not None and container.style == "flow" and not shared:
-                ppath = path.rpartition(".")[0]
-                pvalue = _get(r.spec, ppath)
-                if isinstance(pvalue, dict):
-                    self.write(r, ppath, pvalue, {k: v for k, v in pvalue.items() if k != path.rpartition(".")[2]},
-                               None)
-                    return
             if shared:
                 self.to_overlay(r, path, new, why)
                 return

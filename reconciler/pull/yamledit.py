@@ -145,8 +145,11 @@ class YamlFile:
         else:
             flow = _in_flow(node)
             indent = _indent_of(self.text, node.start) + 2
-            self._splice(node.start, node.end, scalar(value, node.style, indent, self.newline, flow)
-                         if not isinstance(value, dict | list) or not value else flow_text(value))
+            text = scalar(value, node.style, indent, self.newline, flow) \
+                if not isinstance(value, dict | list) or not value else flow_text(value)
+            if text.startswith(("|", ">")) and self.text.startswith(("\n", "\r\n"), node.end):
+                text = text.rstrip("\r\n")  # a block scalar in place of a one-line one: its line break is there
+            self._splice(node.start, node.end, text)
         self._checks.append((doc.index, self.doc_path(doc, node), value))
 
     def _block_scalar(self, node: Node, value: str) -> str:
@@ -157,22 +160,30 @@ class YamlFile:
         content = next((ln for ln in lines[1:] if ln.strip()), None)
         indent = (len(content) - len(content.lstrip(" "))) if content is not None else _indent_of(self.text, node.start) + 2
         text = block_scalar(value, str(node.style), indent, self.newline)
-        if text is None:
-            return json.dumps(value, ensure_ascii=False)
+        if text is None:  # double-quoted on the block's first line; the line break after the block kept
+            return json.dumps(value, ensure_ascii=False) + tail
         if tail:
             text = text.rstrip("\r\n") + tail
         return text
 
     def delete_entry(self, doc: Doc, node: Node) -> None:
-        """Remove a block mapping's entry or a block sequence's item: its lines (a flow collection is
-        rewritten whole by the caller); the last one left makes the collection empty (``{}``/``[]``)."""
+        """Remove a mapping's entry or a block sequence's item: a block one's lines, a flow mapping's
+        ``key: value`` and the comma that separates it (a flow sequence is rewritten whole by the caller);
+        the last one left makes the collection empty (``{}``/``[]``)."""
         parent = node.parent
-        if parent is None or parent.style == "flow":
-            raise EditError("flow collections are rewritten whole")
+        if parent is None or (parent.style == "flow" and parent.kind != "map"):
+            raise EditError("flow sequences are rewritten whole")
         if parent.kind == "map":  # an item's index moves when one before it goes: only keys are checked
             self._checks.append((doc.index, self.doc_path(doc, node), _GONE))
         if len(parent.children) == 1:
             self._splice(parent.start, parent.end, "{}" if parent.kind == "map" else "[]")
+            return
+        if parent.style == "flow":  # up to the next key, or from the end of the one before (the last)
+            i = next(n for n, c in enumerate(parent.children) if c is node)
+            if i + 1 < len(parent.children):
+                self._splice(node.key_start, parent.children[i + 1].key_start, "")
+            else:
+                self._splice(parent.children[i - 1].end, node.end, "")
             return
         first = node.key_start
         line_start = self.text.rfind("\n", 0, first) + 1
@@ -449,7 +460,9 @@ def block_scalar(value: str, style: str, indent: int, newline: str) -> str | Non
 
 
 def _key(key: str) -> str:
-    return scalar(key, None, 0, "\n", False) if key else '""'
+    """A mapping key: as plain as it reads back; one holding a line break double-quoted (a block
+    scalar cannot be a key)."""
+    return scalar(key, '"' if "\n" in key else None, 0, "\n", False) if key else '""'
 
 
 def flow_text(value: Any) -> str:
