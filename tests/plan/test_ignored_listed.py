@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plan.test_mutants_ignore import PROMPT, listed, plan_of, prompt_live
+from tests.plan.test_ignore import PROMPT, listed, plan_of, prompt_live
 
 
 @pytest.fixture(autouse=True)
