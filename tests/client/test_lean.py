@@ -350,3 +350,25 @@ def test_a_server_that_stops_reading_and_closes_fails_the_write_instead_of_hangi
         client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
         with pytest.raises((httpx.WriteError, httpx.ReadError, httpx.RemoteProtocolError)):
             run(client, lambda c: c.request("POST", "/v2/x", content=b"x" * 50_000_000))
+
+
+def test_a_body_the_server_does_not_read_within_the_write_timeout_is_a_write_timeout() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        held: list[socket.socket] = []
+
+        def accept_and_hold() -> None:
+            conn, _ = listener.accept()
+            held.append(conn)  # reads nothing, answers nothing: the client waits for its buffers to drain
+
+        threading.Thread(target=accept_and_hold, daemon=True).start()
+        client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=httpx.Timeout(5.0, write=0.3),
+                            ssl_context=None, keep=1)
+        try:
+            with pytest.raises(httpx.WriteTimeout):
+                run(client, lambda c: c.request("POST", "/v2/x", content=b"x" * 50_000_000))
+        finally:
+            for conn in held:
+                conn.close()
