@@ -6,8 +6,6 @@ import contextlib
 import os
 import signal
 import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,6 +25,7 @@ from reconciler.cli_observe import observed, show_error
 from reconciler.cli_pull import pull
 from reconciler.cli_watch import watch
 from reconciler.errors import ReconcilerError
+from reconciler.stopping import Stop
 
 
 class _Group(click.Group):
@@ -565,30 +564,10 @@ def _apply_and_confirm(planned: Any, client: Any, manifests: Any, live: Any, par
         if not report.ok:
             raise ReconcilerError(report.failure_summary())
 
-    with progress if progress is not None else contextlib.nullcontext(), _stopped_by_sigterm() as stopped:
+    # SIGTERM (a CI job cancelled, ``kill``) does what Ctrl-C does: the calls in flight finish, then the report
+    with progress if progress is not None else contextlib.nullcontext(), Stop().install(signal.SIGTERM) as stop:
         return apply_and_confirm(planned, client, manifests, live, parallelism=parallelism, fail_fast=fail_fast,
-                                 on_done=done, on_report=reported, stop=stopped.is_set)[1]
-
-
-@contextlib.contextmanager
-def _stopped_by_sigterm() -> Iterator[threading.Event]:
-    """While the apply runs, SIGTERM (a CI job cancelled, ``kill``) does what Ctrl-C does: no call
-    starts, the calls in flight finish, then the report. A second SIGTERM ends the process by the
-    signal's default action. Outside the main thread (a library caller's) nothing is installed."""
-    stopped = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield stopped
-        return
-
-    def on_term(signum: int, frame: Any) -> None:
-        stopped.set()
-        signal.signal(signal.SIGTERM, previous)
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        yield stopped
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+                                 on_done=done, on_report=reported, stop=stop.event.is_set)[1]
 
 
 @main.command()

@@ -45,7 +45,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import h11
@@ -58,6 +57,7 @@ from reconciler.errors import ConfigError, ReconcilerError
 from reconciler.model import ManifestSet
 from reconciler.plan.model import Plan, PlanOptions
 from reconciler.plan.render import render_text, summary_line
+from reconciler.stopping import Stop
 from reconciler.telemetry import Telemetry
 from reconciler.workflow import (
     Connection,
@@ -145,8 +145,7 @@ class Watcher:
         self.verbose = verbose
         self.rng = rng or random.Random()
         self.stop = threading.Event()
-        self.signal_name: str | None = None
-        self._handlers: dict[int, Any] = {}  # the signal handlers ``run`` replaced, put back at the first signal
+        self.signals = Stop(self.stop)  # SIGTERM and SIGINT set ``stop`` while ``run`` runs
         self.last_good: ManifestSet | None = None
         self.last_error: str | None = None
         self.cycles = 0
@@ -161,7 +160,7 @@ class Watcher:
 
     def run(self) -> int:
         """Loop until a signal (exit 0); with ``once``, one cycle (0 ok, 2 drift left, 1 failed)."""
-        self._install_signals()
+        self.signals.install(signal.SIGTERM, signal.SIGINT)
         server = None if self.config.metrics_addr is None else HealthServer(
             self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready).start()
         try:
@@ -179,15 +178,16 @@ class Watcher:
                     if self.stop.is_set():
                         break
                     self.stop.wait(self._delay(ok))
-            self.t.event("stopped", signal=self.signal_name, cycles=self.cycles, ready=self.ready,
-                         text=f"{self.signal_name or 'stop'}: stopped after {self.cycles} cycle(s)"
+            name = self.signals.signal_name
+            self.t.event("stopped", signal=name, cycles=self.cycles, ready=self.ready,
+                         text=f"{name or 'stop'}: stopped after {self.cycles} cycle(s)"
                               + ("" if self.ready else " (none succeeded)") + ".")
             return 0
         finally:
             self.finished = True
             if server is not None:
                 server.close()
-            self._restore_signals()
+            self.signals.restore()
 
     def cycle(self, client: ApiClient) -> tuple[bool, bool]:
         """One cycle; returns (it succeeded, changes are left: drift, or with --prune unmanaged)."""
@@ -385,23 +385,7 @@ class Watcher:
         self.t.event("notify", cycle=n, outcome=outcome, kind=kind,
                      text=None if outcome == "ok" else f"cycle {n}: the {kind} notice was not delivered ({outcome})")
 
-    # ------------------------------------------------------------------ signals and the metrics server
-
-    def _install_signals(self) -> None:
-        if threading.current_thread() is threading.main_thread():
-            self._handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-
-    def _restore_signals(self) -> None:
-        handlers, self._handlers = self._handlers, {}
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.signal_name = signal.Signals(signum).name
-        self.stop.set()  # no new cycle; the loop reports and exits
-        # during an apply the executor sees ``stop``: it finishes the calls in flight and starts no other;
-        # a second signal is the process's own again (SIGTERM ends it, Ctrl-C raises KeyboardInterrupt)
-        self._restore_signals()
+    # ------------------------------------------------------------------ the metrics server
 
     def healthy(self) -> bool:
         """The loop runs and showed life recently (a request, an outcome, a cycle)."""
