@@ -22,6 +22,7 @@ from reconciler.cli_confine import confined
 from reconciler.cli_environments import environments, heading
 from reconciler.cli_flags import APPROVE, REHEARSE, SAVED, connection_flags, flags_given, plan_flags
 from reconciler.cli_observe import observed, show_error
+from reconciler.cli_promote import promote
 from reconciler.cli_pull import pull
 from reconciler.cli_watch import watch
 from reconciler.errors import ReconcilerError
@@ -635,6 +636,8 @@ def emulator(
     ))
 
 
-# The commands of their own modules: `pull` (reconciler/cli_pull.py) and `watch` (reconciler/cli_watch.py).
+# The commands of their own modules: `promote` (reconciler/cli_promote.py), `pull` (reconciler/cli_pull.py) and
+# `watch` (reconciler/cli_watch.py).
+main.add_command(promote)
 main.add_command(pull)
 main.add_command(watch)

@@ -39,9 +39,13 @@ FORBIDDEN = {
                    "reconciler.cli", "reconciler.watch", "reconciler.emulator", "reconciler.environments"),
     "environments.py": ("reconciler.cli", "reconciler.watch", "reconciler.emulator"),
     "watch.py": ("reconciler.cli",),
+    # desired state against desired state: no request
+    "promote.py": ("reconciler.cli", "reconciler.watch", "reconciler.emulator", "reconciler.client",
+                   "reconciler.apply", "reconciler.workflow"),
     # the command modules below cli.py: cli.py adds their commands to its group, never the reverse
     "cli_watch.py": ("reconciler.cli.", "reconciler.cli_pull"),
     "cli_pull.py": ("reconciler.cli.", "reconciler.cli_watch"),
+    "cli_promote.py": ("reconciler.cli.", "reconciler.cli_watch", "reconciler.cli_pull"),
     "cli_observe.py": ("reconciler.cli.", "reconciler.cli_watch", "reconciler.cli_pull"),
     "cli_confine.py": ("reconciler.cli.", "reconciler.cli_watch", "reconciler.cli_pull"),
     "cli_environments.py": ("reconciler.cli.", "reconciler.cli_watch", "reconciler.cli_pull"),

@@ -29,6 +29,7 @@ RUNS = {
     "emulator": ["--space-key", "not-a-pair"],  # refused before it serves
     "export": ["--emulator", "DB", "--out", "OUT"],
     "plan": ["TREE", "--emulator", "DB"],
+    "promote": ["staging", "production", "--project", "DB"],  # refused: no such project file
     "pull": ["TREE", "--emulator", "DB"],
     "schema": [],
     "validate": ["TREE"],
@@ -65,7 +66,8 @@ def test_every_command_lists_the_options_it_shares(command: str) -> None:
     assert ("--allow-outside-tree" in text) == loads_manifests(command)
     for option in ("--env NAME", "--all", "--project FILE"):
         listed = re.search(rf"^\s+{option}\s", text, re.MULTILINE) is not None
-        assert listed == (command in ENVIRONMENT_COMMANDS), option
+        # promote names its two environments itself (FROM TO), and takes the project file
+        assert listed == (command in ENVIRONMENT_COMMANDS or (command, option) == ("promote", "--project FILE")), option
 
 
 def test_the_commands_that_load_manifests_are_the_ones_expected() -> None:
