@@ -367,29 +367,28 @@ class Promoter:
         else as a new Patch document at the end of that file."""
         f = self.yaml(self.home)
         found = self._patch_node(f, r)
-        if found is not None:
-            doc, node = found
-            try:
-                for key, value in patch.items():
-                    self._merge_into(f, doc, node, key, value)
-                return
-            except EditError:
-                pass  # a flow mapping: the whole patch as a Patch of its own below
+        if found is not None and _mergeable(found[1], patch):
+            self._merge_into(f, found[0], found[1], patch)
+            return
         document: dict[str, Any] = {"kind": "Patch", "target": f"{r.kind}/{r.name}"}
         if r.kind in SPACED_KINDS:
             document["space"] = r.space
         document["patch"] = patch
         f.append_document(document)
 
-    def _merge_into(self, f: YamlFile, doc: Any, node: Any, key: str, value: Any) -> None:
-        child = node.child(key)
-        if child is None:
-            f.insert(doc, node, key, value)
-        elif isinstance(value, dict) and child.kind == "map" and child.style == "block":
-            for k, v in value.items():
-                self._merge_into(f, doc, child, k, v)
-        else:
-            f.replace(doc, child, value)
+    def _merge_into(self, f: YamlFile, doc: Any, node: Any, patch: Mapping[str, Any]) -> None:
+        """Each key of ``patch`` into the block mapping ``node``: into the mappings it has first, then
+        the new keys, in order (a new key and one of a nested mapping's go to the same place, the end
+        of ``node``, and the one spliced there first comes first)."""
+        for key, value in patch.items():
+            child = node.child(key)
+            if child is not None and isinstance(value, dict):
+                self._merge_into(f, doc, child, value)
+            elif child is not None:
+                f.replace(doc, child, value)
+        for key, value in patch.items():
+            if node.child(key) is None:
+                f.insert(doc, node, key, value)
 
     def _patch_node(self, f: YamlFile, r: DesiredResource) -> tuple[Any, Any] | None:
         """The ``patch:`` mapping (block, not empty) of the last Patch of ``r`` in ``f``."""
@@ -495,6 +494,18 @@ def check_promise(theirs: ManifestSet, before: ManifestSet, after: ManifestSet, 
         elif old is None or not _same(_compared(old), _compared(r)):
             problems.append(f"{r.address}: changed, but it was not chosen")
     return problems
+
+
+def _mergeable(node: Any, patch: Mapping[str, Any]) -> bool:
+    """Whether ``patch`` goes into the Patch's ``patch:`` mapping ``node`` key by key: every mapping it
+    descends into there is a block mapping (a flow one is rewritten whole, not spliced)."""
+    if node.kind != "map" or node.style != "block" or not node.children:
+        return False
+    for key, value in patch.items():
+        child = node.child(key)
+        if child is not None and isinstance(value, dict) and not _mergeable(child, value):
+            return False
+    return True
 
 
 def _names_files(raw: Mapping[str, Any]) -> bool:
