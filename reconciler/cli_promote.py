@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from reconciler.cli_confine import confined
 from reconciler.cli_environments import choose
 from reconciler.cli_observe import observed
 
@@ -22,6 +23,7 @@ from reconciler.cli_observe import observed
 @click.option("--project", "project_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="The project file (default: reconciler.yaml here or in a directory above).")
 @observed()
+@confined
 def promote(source: str, target: str, globs: tuple[str, ...], write: bool, fmt: str, project_file: str | None) -> None:
     """Make TO's desired state of the chosen resources equal FROM's, by edits of TO's own files only
     (its overlay; never a file another environment loads). A value from a variable (a var file, the

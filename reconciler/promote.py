@@ -14,8 +14,9 @@ file another environment of the project loads):
   else a new Patch document): RFC 7396, so a value FROM leaves unmanaged is ``null`` there;
 - a resource only FROM declares is copied, as written (its variables still variables), into TO's
   overlay, and its differences patched the same way;
-- what an environment sets on purpose stays: a value that comes from a variable (a var file, an
-  environment variable, ``--var``) on either side is *kept*, and listed;
+- what an environment sets on purpose stays, *kept* and listed: a value that comes from a variable on
+  either side (a var file, an environment variable), and a value TO sets in its own files over the one
+  FROM has from a file both load (TO's overlay overriding the shared base);
 - what cannot be written is listed, not written (an explicit ``null`` through a Patch, a resource only
   TO declares, a copied document naming files relative to its own).
 
@@ -38,7 +39,7 @@ from typing import Any
 from reconciler.environments import Target, targets
 from reconciler.errors import ConfigError, ManifestError
 from reconciler.manifests.yamlload import parse_documents, read_file, staged
-from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, SecretRef
+from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, SecretRef, Source
 from reconciler.plan.ignore import set_path
 from reconciler.plan.liveview import ABSENT
 from reconciler.project import Project, unknown_message
@@ -215,11 +216,16 @@ def _compared(r: DesiredResource) -> dict[str, Any]:
     return spec
 
 
-def _source(r: DesiredResource, path: str) -> str:
+def _nearest(r: DesiredResource, path: str) -> Source | None:
+    """Where the value at ``path`` is written: at it, else at the nearest field around it, else the document."""
     parts = path.split(".")
     while parts and ".".join(parts) not in r.sources:
         parts.pop()
-    src = r.sources.get(".".join(parts)) if parts else r.sources.get("")
+    return r.sources.get(".".join(parts)) if parts else r.sources.get("")
+
+
+def _source(r: DesiredResource, path: str) -> str:
+    src = _nearest(r, path)
     return str(src) if src is not None else "?"
 
 
@@ -305,11 +311,10 @@ class Promoter:
         """Each field where TO differs from FROM: kept (a variable says it), or written into TO's files."""
         patch: dict[str, Any] = {}
         for path, old, new in _leaves(_compared(mine), _compared(theirs), ""):
-            via = _via(mine, path) or _via(theirs, path)
-            if via is not None:
-                whose = self.target.name if _via(mine, path) else self.source.name
-                self.result.kept.append(Kept(mine.address, path, old, new, f"{whose}'s variable, {via}; "
-                                             f"{self.source.name} has {shown(new)}"))
+            why = self._kept(mine, theirs, path)
+            if why is not None:
+                self.result.kept.append(Kept(mine.address, path, old, new, f"{why}; {self.source.name} has "
+                                             f"{shown(new)}"))
                 continue
             change = Change(mine.address, path, old, new,
                             _source(theirs, path) if new is not ABSENT else f"not set in {self.source.name}")
@@ -326,6 +331,19 @@ class Promoter:
             self._add_patch(mine, patch)
         if created:
             self.result.changes.append(Change(mine.address, "", ABSENT, "(declared)", _source(theirs, "")))
+
+    def _kept(self, mine: DesiredResource, theirs: DesiredResource, path: str) -> str | None:
+        """Why TO's value at ``path`` is its own on purpose (None: it is promoted): a variable sets it
+        on either side; or TO sets it in a file of its own (its overlay) over the value FROM has from a
+        file TO loads too (the shared base): TO overrides what FROM merely inherits."""
+        via = _via(mine, path) or _via(theirs, path)
+        if via is not None:
+            return f"{self.target.name if _via(mine, path) else self.source.name}'s variable, {via}"
+        here, there = _nearest(mine, path), _nearest(theirs, path)
+        if here is not None and there is not None and os.path.realpath(here.file) in self.own \
+                and os.path.realpath(there.file) in self.mine - self.own:
+            return f"{self.target.name}'s own value, {here}, over the shared {there}"
+        return None
 
     def _in_place(self, r: DesiredResource, path: str, new: Any) -> bool:
         """Replace TO's value where TO writes it, when that is a file of its own (its Patch, or a

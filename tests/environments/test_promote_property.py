@@ -4,8 +4,8 @@ a value, a variable or a removal), a var file each, and prompts only the first e
 After ``promote a b --write``:
 
 - only b's own files changed (never the base, a's files, or b's var file);
-- each value of b now equals a's, except where a variable sets it on either side: that one is b's as
-  before, and it is listed as kept (exactly those);
+- each value of b now equals a's, except where a variable sets it on either side, or b's overlay sets
+  it over the value a has from the base: that one is b's as before, and listed as kept (exactly those);
 - a's desired state is as before, and b's tree loads.
 
 No request is made: the trees are compared with the loader alone (what ``plan --env b`` would read)."""
@@ -128,6 +128,17 @@ def from_variable(r: DesiredResource | None, path: str) -> bool:
         src.via and (at == path or at.startswith(path + ".") or path.startswith(at + ".")) for at, src in r.sources.items())
 
 
+def written_in(r: DesiredResource | None, path: str, folder: str) -> bool:
+    """The value at ``path`` (or, unset, the field around it or the document) is written below ``folder``."""
+    if r is None:
+        return False
+    parts = path.split(".")
+    while parts and ".".join(parts) not in r.sources:
+        parts.pop()
+    src = r.sources.get(".".join(parts) if parts else "")
+    return src is not None and os.path.relpath(src.file).startswith(folder + os.sep)
+
+
 def value_at(r: DesiredResource | None, path: str) -> Any:
     return leaves(dict(r.spec)).get(path, ABSENT) if r is not None else ABSENT
 
@@ -166,7 +177,8 @@ def test_promote_writes_only_bs_own_files_and_makes_b_as_a_but_for_the_variables
         for path in set(leaves(dict(theirs.spec))) | set(leaves(dict(mine.spec) if mine else {})) | set(
                 leaves(dict(now.spec))):
             was, want, got = value_at(mine, path), value_at(theirs, path), value_at(now, path)
-            if from_variable(mine, path) or from_variable(theirs, path):
+            own = written_in(mine, path, "overlays/b") and written_in(theirs, path, "base")  # b overrides the base
+            if from_variable(mine, path) or from_variable(theirs, path) or own:
                 if mine is not None:  # b's own value stays
                     assert got == was, (key, path)
                 if got != want:  # b's own value, or b's variable in a document copied from a
