@@ -217,11 +217,16 @@ def _compared(r: DesiredResource) -> dict[str, Any]:
 
 
 def _nearest(r: DesiredResource, path: str) -> Source | None:
-    """Where the value at ``path`` is written: at it, else at the nearest field around it, else the document."""
+    """Where the value at ``path`` is written: at it, else at the nearest field around it, else the
+    document; unless a later file wrote inside it (a Patch's ``{env: NAME}`` over a base secret
+    reference marks ``config.api_key.env``): then that file."""
     parts = path.split(".")
     while parts and ".".join(parts) not in r.sources:
         parts.pop()
-    return r.sources.get(".".join(parts)) if parts else r.sources.get("")
+    found = r.sources.get(".".join(parts)) if parts else r.sources.get("")
+    inside = [src for at, src in r.sources.items() if path and at.startswith(path + ".")
+              and (found is None or src.file != found.file)]
+    return inside[-1] if inside else found
 
 
 def _source(r: DesiredResource, path: str) -> str:

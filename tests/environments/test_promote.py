@@ -47,7 +47,9 @@ def test_promote_writes_only_into_the_targets_overlay_and_the_next_plan_shows_ex
            "(overlays/staging/patches.yaml:7)" in shown.stdout
     assert "Kept: Prompt/production/summarize-ticket: version.invocation_params.temperature: 0.2 (production's " \
            "variable, overlays/production/vars.yaml:3; staging has 0.7)" in shown.stderr
-    assert "Kept: Integration/vendor-a-main: config.is_function_calling_enabled: false" in shown.stderr
+    assert "Kept: Integration/vendor-a-main: config.is_function_calling_enabled: false (production's own value, " \
+           "overlays/production/patches.yaml:12, over the shared base/integrations.yaml:19; staging has true)" \
+        in shown.stderr  # production's Patch over the base: set on purpose
     assert "Promote staging -> production: 1 change as edits of 1 file; 4 kept (--write writes them)." in shown.stdout
 
     written = cli("promote", "staging", "production", "--write")
@@ -55,6 +57,9 @@ def test_promote_writes_only_into_the_targets_overlay_and_the_next_plan_shows_ex
     assert written.exit_code == 2, written.output
     after = files_of(tree)
     assert [f for f in after if after[f] != before[f]] == ["overlays/production/patches.yaml"]
+    # into production's own Patch of the prompt, beside what it sets on purpose
+    assert "patch:\n  restricted: true\n  version:\n    model: model-small\n---" in \
+        (tree / "overlays/production/patches.yaml").read_text()
     plan = json.loads(cli("plan", "--env", "production", "--format", "json").stdout)
     production = plan["environments"]["production"]
     assert [(op["action"], op["kind"], op["name"]) for op in production["operations"]] == \
@@ -126,3 +131,23 @@ def test_a_target_without_an_overlay_of_its_own_is_refused(tree: Path, cli: Call
     assert "environment production has no overlay to promote into: every manifest it loads (base) is loaded by " \
            "another environment too" in output
     assert files_of(tree) == untouched
+
+
+def test_a_secret_reference_is_promoted_as_a_reference_and_no_value_is_read(
+        tree: Path, cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VENDOR_B_KEY", "canary-vendor-b-7d1e")
+    staging = tree / "overlays/staging/patches.yaml"
+    staging.write_text(staging.read_text() + "---\nkind: Patch\ntarget: Integration/vendor-a-main\n"
+                       "patch:\n  config: {api_key: {env: VENDOR_B_KEY}}\n")
+
+    result = cli("promote", "staging", "production", "--target", "Integration/*", "--write")
+
+    assert result.exit_code == 2, result.output
+    assert 'config.api_key: "(sensitive, env:VENDOR_A_KEY)" -> "(sensitive, env:VENDOR_B_KEY)" ' \
+           "(overlays/staging/patches.yaml:12)" in result.stdout
+    assert "canary-vendor-b-7d1e" not in result.output
+    text = (tree / "overlays/production/patches.yaml").read_text()
+    # production's Patch of the integration is a flow mapping: the reference goes in a Patch of its own
+    assert text.endswith("target: Integration/vendor-a-main\npatch:\n  config:\n    api_key:\n      env: VENDOR_B_KEY\n")
+    assert "canary" not in text
+    assert cli("promote", "staging", "production", "--target", "Integration/*").exit_code == 0
