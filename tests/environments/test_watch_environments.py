@@ -16,7 +16,7 @@ import httpx
 from click.testing import Result
 
 from tests.conftest import free_port
-from tests.environments.conftest import KEYS, prompts_in
+from tests.environments.conftest import KEYS, prompts_in, stats
 from tests.watch.helpers import PATIENCE, parse_metrics
 
 
@@ -56,6 +56,24 @@ def test_watch_all_once_exits_1_when_one_environment_fails_and_still_runs_the_ot
     assert "research: cycle 1: failed (1 in a row)" in result.stderr
     assert "not-the-key-of-lab" not in result.output
     assert prompts_in(project["accounts"]["main"], project["spaces"]["production"]) == ["summarize-ticket"]
+
+
+def requests_to(project: dict[str, Any]) -> int:
+    return sum(sum(stats(url).values()) for url in project["accounts"].values())
+
+
+def test_watch_all_refuses_an_unset_key_or_a_tree_that_does_not_load_before_any_request(
+        project: dict[str, Any], cli: Callable[..., Result], monkeypatch: Any) -> None:
+    sent = requests_to(project)
+    monkeypatch.delenv("LAB_API_KEY")
+    unset = cli("watch", "--all", "--once")
+    assert unset.exit_code == 1 and "environment research: its key variable LAB_API_KEY is not set" in unset.output
+    monkeypatch.setenv("LAB_API_KEY", KEYS["LAB_API_KEY"])
+    (project["root"] / "vars" / "research.yaml").write_text("env: research\n")  # its space variable gone
+    broken = cli("watch", "--all", "--once")
+    assert broken.exit_code == 1, broken.output
+    assert "[research] " in broken.output and "undefined variable 'space'" in broken.output
+    assert requests_to(project) == sent
 
 
 def test_watch_all_refuses_paths_and_endpoint_flags(project: dict[str, Any], cli: Callable[..., Result]) -> None:
