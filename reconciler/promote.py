@@ -40,6 +40,7 @@ from reconciler.environments import Target, targets
 from reconciler.errors import ConfigError, ManifestError
 from reconciler.manifests.yamlload import parse_documents, read_file, staged
 from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, SecretRef, Source
+from reconciler.plan.context import sensitive_ref
 from reconciler.plan.ignore import set_path
 from reconciler.plan.liveview import ABSENT
 from reconciler.project import Project, unknown_message
@@ -63,7 +64,8 @@ class Change:
 
 @dataclass(frozen=True)
 class Kept:
-    """A value of TO that differs from FROM's and stays: an environment's own (a variable)."""
+    """A value of TO that differs from FROM's and stays, set on purpose (``why``: a variable, or TO's
+    overlay over the shared base)."""
 
     address: str
     path: str
@@ -131,7 +133,7 @@ def _plain(value: Any) -> Any:
     if value is ABSENT:
         return None
     if isinstance(value, SecretRef):
-        return f"(sensitive, {value.source}:{value.ref if value.source == 'env' else os.path.basename(value.ref)})"
+        return sensitive_ref(value)  # as a plan shows it
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -234,15 +236,6 @@ def _source(r: DesiredResource, path: str) -> str:
     return str(src) if src is not None else "?"
 
 
-def _get(spec: Mapping[str, Any], path: str) -> Any:
-    value: Any = spec
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return ABSENT
-        value = value[part]
-    return value
-
-
 # ---------------------------------------------------------------- the promotion
 
 
@@ -259,7 +252,6 @@ class Promoter:
         self.home = self._home()
         self.result = Promotion(source, target)
         self._yaml: dict[str, YamlFile] = {}
-        self._patches: dict[tuple[str, str | None], tuple[YamlFile, Any]] = {}  # target -> Patch in home
 
     def _home(self) -> str:
         """Where a new Patch of TO goes: the last file of TO's own that holds a Patch, else the last of
@@ -313,7 +305,7 @@ class Promoter:
     # ------------------------------------------------------------ one resource
 
     def promote(self, theirs: DesiredResource, mine: DesiredResource, created: bool = False) -> None:
-        """Each field where TO differs from FROM: kept (a variable says it), or written into TO's files."""
+        """Each field where TO differs from FROM: kept (``_kept`` says why), or written into TO's files."""
         patch: dict[str, Any] = {}
         for path, old, new in _leaves(_compared(mine), _compared(theirs), ""):
             why = self._kept(mine, theirs, path)
