@@ -210,11 +210,18 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _compared(r: DesiredResource) -> dict[str, Any]:
-    """The spec as promote compares it: a dataset's examples through its ``examples_file`` (the name
-    the document writes), not the examples read from it."""
+    """The document as promote compares it: the spec, a dataset's examples through its ``examples_file``
+    (the name the document writes), not the examples read from it; and the lifecycle fields it sets
+    (``aliases``, ``protect``, ``ignore_changes``), as a Patch writes them."""
     spec = dict(r.spec)
     if "examples_file" in spec:
         spec.pop("examples", None)
+    if r.aliases:
+        spec["aliases"] = list(r.aliases)
+    if r.protect:
+        spec["protect"] = True
+    if r.ignore_changes:
+        spec["ignore_changes"] = list(r.ignore_changes)
     return spec
 
 

@@ -1,6 +1,6 @@
 """Promote's three promises over trees drawn at random: a base of prompts (values literal or from
 variables, whole or inside a string), an overlay per environment with Patch documents (flow or block,
-a value, a variable or a removal), a var file each, and prompts only the first environment declares.
+a value, a variable, a removal, an ``ignore_changes``), a var file each, and prompts only the first environment declares.
 After ``promote a b --write``:
 
 - only b's own files changed (never the base, a's files, or b's var file);
@@ -38,6 +38,7 @@ PATCH = st.fixed_dictionaries({
     "description": st.sampled_from([None, '"patched"', "null", '"${var.label} patched"']),
     "model": st.sampled_from([None, "model-medium", "{var: model}"]),
     "temperature": st.sampled_from([None, "0.5", "{var: temperature}"]),
+    "ignore": st.sampled_from([None, "[version.labels]", "[description]"]),
     "flow": st.booleans(),
 })
 
@@ -55,9 +56,11 @@ def prompt(name: str, space: str, description: str | None, model: str, temperatu
 
 def patch(name: str, space: str, p: Mapping[str, Any]) -> str | None:
     version = {k: p[k] for k in ("model", "temperature") if p[k] is not None}
-    if p["description"] is None and not version:
+    if p["description"] is None and not version and p["ignore"] is None:
         return None
     body: list[str] = []
+    if p["ignore"] is not None:
+        body.append(f"  ignore_changes: {p['ignore']}")
     if p["description"] is not None:
         body.append(f"  description: {p['description']}")
     if version:
@@ -139,8 +142,15 @@ def written_in(r: DesiredResource | None, path: str, folder: str) -> bool:
     return src is not None and os.path.relpath(src.file).startswith(folder + os.sep)
 
 
+def document(r: DesiredResource | None) -> dict[str, Any]:
+    """What a Patch can set: the spec and the lifecycle fields."""
+    if r is None:
+        return {}
+    return {**r.spec, **({"ignore_changes": list(r.ignore_changes)} if r.ignore_changes else {})}
+
+
 def value_at(r: DesiredResource | None, path: str) -> Any:
-    return leaves(dict(r.spec)).get(path, ABSENT) if r is not None else ABSENT
+    return leaves(document(r)).get(path, ABSENT)
 
 
 def files_of(root: Path) -> dict[str, bytes]:
@@ -169,13 +179,12 @@ def test_promote_writes_only_bs_own_files_and_makes_b_as_a_but_for_the_variables
 
     changed = sorted(f for f in after_files if before_files.get(f) != after_files[f])
     assert set(changed) <= {"overlays/b/patches.yaml"}
-    assert {k: r.spec for k, r in a_after.items()} == {k: r.spec for k, r in a.items()}
+    assert {k: document(r) for k, r in a_after.items()} == {k: document(r) for k, r in a.items()}
     assert result.not_promoted == []
     kept = set()
     for key, theirs in a.items():
         mine, now = b.get(key), b_after[key]
-        for path in set(leaves(dict(theirs.spec))) | set(leaves(dict(mine.spec) if mine else {})) | set(
-                leaves(dict(now.spec))):
+        for path in set(leaves(document(theirs))) | set(leaves(document(mine))) | set(leaves(document(now))):
             was, want, got = value_at(mine, path), value_at(theirs, path), value_at(now, path)
             own = written_in(mine, path, "overlays/b") and written_in(theirs, path, "base")  # b overrides the base
             if from_variable(mine, path) or from_variable(theirs, path) or own:
