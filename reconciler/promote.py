@@ -259,6 +259,7 @@ class Promoter:
         self.home = self._home()
         self.result = Promotion(source, target)
         self._yaml: dict[str, YamlFile] = {}
+        self._touched: list[tuple[str, int, int]] = []  # (file, start, end) of each value replaced in place
 
     def _home(self) -> str:
         """Where a new Patch of TO goes: the last file of TO's own that holds a Patch, else the last of
@@ -370,6 +371,7 @@ class Promoter:
                 f.replace(doc, node, None if new is ABSENT else self._written(new))
         except EditError:
             return False
+        self._touched.append((f.path, node.start, node.end))
         return True
 
     def _written(self, value: Any) -> Any:
@@ -389,8 +391,8 @@ class Promoter:
         else as a new Patch document at the end of that file."""
         f = self.yaml(self.home)
         found = self._patch_node(f, r)
-        if found is not None and _mergeable(found[1], patch):
-            self._merge_into(f, found[0], found[1], patch)
+        if found is not None and self._mergeable(f, found[1], patch, found[2]):
+            self._merge_into(f, found[0], found[1], patch, found[2])
             return
         document: dict[str, Any] = {"kind": "Patch", "target": f"{r.kind}/{r.name}"}
         if r.kind in SPACED_KINDS:
@@ -398,22 +400,41 @@ class Promoter:
         document["patch"] = patch
         f.append_document(document)
 
-    def _merge_into(self, f: YamlFile, doc: Any, node: Any, patch: Mapping[str, Any]) -> None:
-        """Each key of ``patch`` into the block mapping ``node``: into the mappings it has first, then
-        the new keys, in order (a new key and one of a nested mapping's go to the same place, the end
-        of ``node``, and the one spliced there first comes first)."""
+    def _mergeable(self, f: YamlFile, node: Any, patch: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+        """Whether ``patch`` goes into the Patch's block mapping ``node`` (whose value is ``current``):
+        a flow mapping on the way is rewritten whole, unless a value inside it was replaced in place."""
         for key, value in patch.items():
             child = node.child(key)
-            if child is not None and isinstance(value, dict):
-                self._merge_into(f, doc, child, value)
+            if child is None or not isinstance(value, dict):
+                continue
+            if child.kind == "map" and child.style == "block" and child.children:
+                if not self._mergeable(f, child, value, current[key]):
+                    return False
+            elif child.kind != "map" or not isinstance(current.get(key), dict) or any(
+                    path == f.path and child.start <= start and end <= child.end for path, start, end in self._touched):
+                return False
+        return True
+
+    def _merge_into(self, f: YamlFile, doc: Any, node: Any, patch: Mapping[str, Any],
+                    current: Mapping[str, Any]) -> None:
+        """Each key of ``patch`` into the block mapping ``node`` (its value ``current``): into the block
+        mappings it has first, then the new keys, in order (a new key and one of a nested mapping's go
+        to the same place, the end of ``node``, and the one spliced there first comes first); a flow
+        mapping is written again whole, ``patch``'s keys merged into it."""
+        for key, value in patch.items():
+            child = node.child(key)
+            if child is not None and isinstance(value, dict) and child.style == "block":
+                self._merge_into(f, doc, child, value, current[key])
+            elif child is not None and isinstance(value, dict):
+                f.replace(doc, child, _merged(current[key], value))
             elif child is not None:
                 f.replace(doc, child, value)
         for key, value in patch.items():
             if node.child(key) is None:
                 f.insert(doc, node, key, value)
 
-    def _patch_node(self, f: YamlFile, r: DesiredResource) -> tuple[Any, Any] | None:
-        """The ``patch:`` mapping (block, not empty) of the last Patch of ``r`` in ``f``."""
+    def _patch_node(self, f: YamlFile, r: DesiredResource) -> tuple[Any, Any, dict[str, Any]] | None:
+        """The ``patch:`` mapping (block, not empty) of the last Patch of ``r`` in ``f``, and its value."""
         if not f.text:
             return None
         problems: list[Any] = []
@@ -422,10 +443,11 @@ class Promoter:
         for parsed, d in zip(docs, [d for d in f.docs if d.root is not None], strict=False):
             v = parsed.value
             if isinstance(v, dict) and v.get("kind") == "Patch" and v.get("target") == f"{r.kind}/{r.name}" \
-                    and (r.kind not in SPACED_KINDS or v.get("space") == r.space) and d.root is not None:
+                    and (r.kind not in SPACED_KINDS or v.get("space") == r.space) and d.root is not None \
+                    and isinstance(v.get("patch"), dict):
                 node = d.root.child("patch")
                 if node is not None and node.kind == "map" and node.style == "block" and node.children:
-                    found = (d, node)
+                    found = (d, node, v["patch"])
         return found
 
     # ------------------------------------------------------------ new resources
@@ -518,16 +540,13 @@ def check_promise(theirs: ManifestSet, before: ManifestSet, after: ManifestSet, 
     return problems
 
 
-def _mergeable(node: Any, patch: Mapping[str, Any]) -> bool:
-    """Whether ``patch`` goes into the Patch's ``patch:`` mapping ``node`` key by key: every mapping it
-    descends into there is a block mapping (a flow one is rewritten whole, not spliced)."""
-    if node.kind != "map" or node.style != "block" or not node.children:
-        return False
+def _merged(current: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """Two merge patches as one: ``patch``'s keys over ``current``'s, mappings merged key by key."""
+    out = dict(current)
     for key, value in patch.items():
-        child = node.child(key)
-        if child is not None and isinstance(value, dict) and not _mergeable(child, value):
-            return False
-    return True
+        before = out.get(key)
+        out[key] = _merged(before, value) if isinstance(value, dict) and isinstance(before, dict) else value
+    return out
 
 
 def _names_files(raw: Mapping[str, Any]) -> bool:

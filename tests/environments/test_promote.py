@@ -147,7 +147,7 @@ def test_a_secret_reference_is_promoted_as_a_reference_and_no_value_is_read(
            "(overlays/staging/patches.yaml:12)" in result.stdout
     assert "canary-vendor-b-7d1e" not in result.output
     text = (tree / "overlays/production/patches.yaml").read_text()
-    # production's Patch of the integration is a flow mapping: the reference goes in a Patch of its own
-    assert text.endswith("target: Integration/vendor-a-main\npatch:\n  config:\n    api_key:\n      env: VENDOR_B_KEY\n")
+    # into production's Patch of the integration, its flow mapping written again with the key merged in
+    assert text.endswith("patch:\n  config: {is_function_calling_enabled: false, api_key: {env: VENDOR_B_KEY}}\n")
     assert "canary" not in text
     assert cli("promote", "staging", "production", "--target", "Integration/*").exit_code == 0
