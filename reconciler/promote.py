@@ -11,7 +11,8 @@ file another environment of the project loads):
 
 - a value TO writes in a file of its own (its Patch, a document of its overlay) is replaced in place;
 - any other value goes into a Patch of TO's overlay (into TO's Patch of that resource when it has one,
-  else a new Patch document): RFC 7396, so a value FROM leaves unmanaged is ``null`` there;
+  key by key, a flow mapping written again whole; else a new Patch document): RFC 7396, so a value
+  FROM leaves unmanaged is ``null`` there;
 - a resource only FROM declares is copied, as written (its variables still variables), into TO's
   overlay, and its differences patched the same way;
 - what an environment sets on purpose stays, *kept* and listed: a value that comes from a variable on
