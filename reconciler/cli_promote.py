@@ -26,9 +26,10 @@ from reconciler.cli_observe import observed
 @confined
 def promote(source: str, target: str, globs: tuple[str, ...], write: bool, fmt: str, project_file: str | None) -> None:
     """Make TO's desired state of the chosen resources equal FROM's, by edits of TO's own files only
-    (its overlay; never a file another environment loads). A value from a variable (a var file, the
-    environment) is each environment's own: kept, and listed. No request is made. Exit 0 nothing to
-    promote, 2 edits (shown or written) or a value not promoted, 1 error."""
+    (its overlay; never a file another environment loads). What an environment sets on purpose is
+    kept, and listed: a value from a variable (a var file, the environment), and one TO's overlay sets
+    over the shared base. No request is made. Exit 0 nothing to promote, 2 edits (shown or written) or
+    a value not promoted, 1 error."""
     from reconciler.promote import Promoter, check_pair
 
     chosen = choose(project_file, (), True)
