@@ -120,7 +120,7 @@ def _watch_environments(chosen: Any, config: Any, conn: Any, log_format: str, ve
         watchers[t.name] = Watcher(
             replace(config, paths=t.paths, options=replace(options, var_files=t.var_files, policies=t.policies)),
             t.conn, Telemetry(log_format=log_format, environment=t.name),
-            out=functools.partial(sections.echo, t.name), verbose=verbose, stop=stop)
+            out=functools.partial(sections.echo, t.name), verbose=verbose, stop=stop, pulls=False)
     return Watchers(watchers, stop, metrics_addr=config.metrics_addr, once=config.once).run()
 
 

@@ -138,7 +138,7 @@ class WatchConfig:
 class Watcher:
     def __init__(self, config: WatchConfig, conn: Connection, telemetry: Telemetry, *,
                  out: Callable[[str], None], verbose: bool = False, rng: random.Random | None = None,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | None = None, pulls: bool = True) -> None:
         self.config = config
         self.conn = conn
         self.t = telemetry
@@ -155,7 +155,8 @@ class Watcher:
         self.finished = False
         self.drift_open: set[str] = set()  # what the notices said drifted and not yet healed
         self.last_drifted: list[str] | None = None
-        self._git_tops = self._find_git_tops() if config.git_pull else []
+        self.git_tops = self._find_git_tops() if config.git_pull else []
+        self.pulls = pulls  # False: another pulls its git work trees (watch --all: once a round)
 
     # ------------------------------------------------------------------ the loop
 
@@ -292,8 +293,8 @@ class Watcher:
     # ------------------------------------------------------------------ desired state
 
     def _desired(self, n: int) -> ManifestSet | None:
-        if self._git_tops:
-            self._pull(n)
+        if self.git_tops and self.pulls:
+            self.pull(self.git_tops, n)
         try:
             watched = (*self.config.paths, *self.config.options.var_files, *self.config.options.policies)
             before = tree_stamp(watched)
@@ -336,8 +337,9 @@ class Watcher:
                 tops.append(r.stdout.strip())
         return tops
 
-    def _pull(self, n: int) -> None:
-        for top in self._git_tops:
+    def pull(self, tops: Sequence[str], n: int) -> None:
+        """``git pull --ff-only`` in each work tree; a failure is reported and the files used as they are."""
+        for top in tops:
             try:
                 r = subprocess.run(["git", "-C", top, "pull", "--ff-only", "--quiet"], capture_output=True,
                                    text=True, timeout=300, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
@@ -419,8 +421,9 @@ class Watchers:
     """``watch --all`` (or ``--env``): the watchers of several environments in one process, one stop,
     one metrics server (each figure labelled ``environment``: ``telemetry.ByEnvironment``). Each
     environment keeps its own client, schedule and backoff; their cycles run one at a time, in the
-    project's order, so two environments of one account never compete for its rate budget. Ready
-    once every environment had a good cycle; healthy while each is."""
+    project's order, so two environments of one account never compete for its rate budget. With
+    ``--git-pull`` the work trees are pulled once a round, before its cycles (the watchers are made
+    with ``pulls=False``). Ready once every environment had a good cycle; healthy while each is."""
 
     def __init__(self, watchers: dict[str, Watcher], stop: threading.Event, *, metrics_addr: tuple[str, int] | None,
                  once: bool) -> None:
@@ -446,11 +449,17 @@ class Watchers:
                 for w in self.watchers.values():
                     w.started(server)
                 due = dict.fromkeys(self.watchers, 0.0)
+                tops = list(dict.fromkeys(top for w in self.watchers.values() for top in w.git_tops))
                 while not self.stop.is_set():
                     results = []
-                    for name, w in self.watchers.items():
-                        if due[name] > time.monotonic() or self.stop.is_set():
-                            continue
+                    ready = [name for name in self.watchers if due[name] <= time.monotonic()]
+                    if tops and ready:  # once a round, so every environment of the round reads one commit
+                        first = self.watchers[ready[0]]
+                        first.pull(tops, first.cycles + 1)
+                    for name in ready:
+                        w = self.watchers[name]
+                        if self.stop.is_set():
+                            break
                         ok, left = w.cycle(clients[name])
                         results.append((ok, left))
                         due[name] = time.monotonic() + w.delay(ok)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 from click.testing import Result
 
 from tests.conftest import free_port
@@ -111,3 +112,36 @@ def test_watch_all_serves_each_environments_metrics_with_its_label_and_stops_on_
     assert proc.returncode == 0, err
     for name in ("staging", "production", "research"):
         assert f"{name}: SIGTERM: stopped after" in err
+
+
+def test_watch_all_git_pull_pulls_once_a_round_so_every_environment_reads_one_commit(
+        project: dict[str, Any], cli: Callable[..., Result], monkeypatch: Any) -> None:
+    import json
+    import shutil
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args: str, cwd: Any) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main",
+                        *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+    origin = project["root"]
+    git("init", cwd=origin)
+    git("add", ".", cwd=origin)
+    git("commit", "-m", "first", cwd=origin)
+    clone = origin / "clone"
+    git("clone", str(origin), str(clone), cwd=origin)
+    monkeypatch.chdir(clone)
+    assert cli("apply", "--all", "--auto-approve").exit_code == 0
+    prompts = origin / "base" / "prompts.yaml"
+    prompts.write_text(prompts.read_text().replace("Summaries for", "Pulled for"))
+    git("commit", "-am", "second", cwd=origin)
+
+    result = cli("watch", "--all", "--once", "--git-pull", "--log-format", "json")
+
+    assert result.exit_code == 2, result.output  # every environment read the new commit: drift in each
+    events = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    assert [e["outcome"] for e in events if e["event"] == "git_pull"] == ["ok"]
+    assert sorted(e["environment"] for e in events if e["event"] == "cycle" and e["drifted"] == 1) == \
+        ["production", "research", "staging"]
