@@ -466,6 +466,12 @@ class Promoter:
                     f"relative to it (examples_file, {{file: ...}}): copy it into {self.target.name}'s overlay "
                     "by hand"))
                 continue
+            if r.space is not None and not _via(r, "space") and self.source.account == self.target.account:
+                self.result.not_promoted.append(NotWritten(
+                    r.address, "", f"declared by {self.source.name} only, in its space {r.space} (written as is) of "
+                    f"the account {self.target.name} shares: copied, {self.target.name} would manage "
+                    f"{self.source.name}'s space; write its space as a variable ({{var: space}}) first"))
+                continue
             f.append_document(raw)
 
     def _raw_document(self, file: str, line: int) -> dict[str, Any] | None:

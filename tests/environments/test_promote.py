@@ -151,3 +151,22 @@ def test_a_secret_reference_is_promoted_as_a_reference_and_no_value_is_read(
     assert text.endswith("patch:\n  config: {is_function_calling_enabled: false, api_key: {env: VENDOR_B_KEY}}\n")
     assert "canary" not in text
     assert cli("promote", "staging", "production", "--target", "Integration/*").exit_code == 0
+
+
+def test_a_resource_in_froms_own_space_of_a_shared_account_is_listed_not_copied(
+        tree: Path, cli: Callable[..., Result], accounts: dict[str, str]) -> None:
+    config = tree / "reconciler.yaml"  # both environments in one account
+    config.write_text(config.read_text().replace(accounts["production"], accounts["staging"]))
+    (tree / "overlays/staging/evaluators.yaml").write_text(
+        "kind: Evaluator\nspace: staging\nname: tone\ncommit_message: tried in staging\n"
+        "template_config:\n  name: tone\n  template: \"Is {{output}} polite?\"\n"
+        "  classification_choices: {polite: 1, rude: 0}\n"
+        "  llm_config: {integration: vendor-a-main, model_name: model-large}\n")
+    untouched = files_of(tree)
+
+    result = cli("promote", "staging", "production", "--target", "Evaluator/*/tone", "--write")
+
+    assert result.exit_code == 2, result.output
+    assert "Not promoted: Evaluator/staging/tone: declared by staging only, in its space staging (written as is)" \
+        in result.stderr
+    assert files_of(tree) == untouched
