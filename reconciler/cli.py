@@ -366,7 +366,7 @@ def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbos
     if out_dir:
         check_plan_dir(Path(out_dir))  # before any request
     results = plan_all(chosen_targets, loaded, per_env,
-                       lambda c: connect(c, quiet=quiet, verbose=verbose, read_only=drift))
+                       lambda c, runner: connect(c, quiet=quiet, verbose=verbose, read_only=drift, runner=runner))
     failed = False
     changed = False
     sections: dict[str, Any] = {}

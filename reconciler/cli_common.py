@@ -49,7 +49,7 @@ def say(line: str, event: str, **fields: Any) -> None:
         click.echo(line, err=True)
 
 
-def connect(conn: Any, *, quiet: bool, verbose: bool, read_only: bool = False) -> Any:
+def connect(conn: Any, *, quiet: bool, verbose: bool, read_only: bool = False, runner: Any = None) -> Any:
     """The command's client (``workflow.connect``), observed by the command's telemetry. Retries and
     waits go to stderr as they happen (every request too with -v); not with -q (unless -v). Under
     --log-format json, as the telemetry's events."""
@@ -59,7 +59,7 @@ def connect(conn: Any, *, quiet: bool, verbose: bool, read_only: bool = False) -
     on_event: Callable[[str], None] | None = None
     if verbose or not quiet:  # as text lines, or JSON events (--log-format json)
         on_event = telemetry.client_events() if telemetry is not None else lambda line: click.echo(line, err=True)
-    return connect(conn, read_only=read_only, on_event=on_event, trace=verbose, telemetry=telemetry)
+    return connect(conn, read_only=read_only, on_event=on_event, trace=verbose, telemetry=telemetry, runner=runner)
 
 
 def read_progress(client: Any, quiet: bool) -> Any:

@@ -47,3 +47,33 @@ def test_a_plan_and_an_apply_start_no_thread_and_send_from_the_calling_one(
     assert all(threads <= before for threads, _ in seen), {t.name for threads, _ in seen for t in threads - before}
     assert {current for _, current in seen} == {threading.current_thread()}
     assert set(threading.enumerate()) <= before
+
+
+def test_accounts_planned_together_share_the_calling_thread_and_interleave(
+        quickstart: Any, emulator_factory: Any) -> None:
+    """``plan --all``: two accounts read at once on one event loop, no thread started for them."""
+    from reconciler.environments import Target, plan_all
+    from reconciler.plan.model import PlanOptions
+
+    urls = {"a": emulator_factory()[0], "b": emulator_factory()[0]}
+    chosen = [Target(name, ("manifests",), (), (), Connection(base_url=url), (url, "RECONCILER_API_KEY"))
+              for name, url in urls.items()]
+    before = set(threading.enumerate())
+    seen: list[tuple[str, set[threading.Thread], threading.Thread]] = []
+
+    def connect_observed(conn: Connection, runner: Any) -> Any:
+        client = connect(conn, runner=runner)
+        name = next(n for n, url in urls.items() if url == conn.base_url)
+        client.observers.append(lambda exchange: seen.append(
+            (name, set(threading.enumerate()), threading.current_thread())))
+        return client
+
+    results = plan_all(chosen, {"a": quickstart, "b": quickstart}, {"a": PlanOptions(), "b": PlanOptions()},
+                       connect_observed)
+    assert all(r.plan is not None and not r.plan.empty for r in results.values())
+    order = [name for name, _, _ in seen]
+    assert set(order) == {"a", "b"}
+    assert order != sorted(order) and order != sorted(order, reverse=True)  # the answers interleave
+    assert all(threads <= before for _, threads, _ in seen)
+    assert {current for _, _, current in seen} == {threading.current_thread()}
+    assert set(threading.enumerate()) <= before
