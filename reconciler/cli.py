@@ -370,38 +370,48 @@ def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbos
     failed = False
     changed = False
     sections: dict[str, Any] = {}
-    lines = []
+    said: set[str] = set()  # the environments -q shows: changes, drift and errors
+    lines: dict[str, str] = {}  # drift's one line each
     for name, result in results.items():
         if result.plan is None:
             failed = True
             sections[name] = {"error": str(result.error)}
-            lines.append(f"{name}: error: {result.error}")
+            lines[name] = f"{name}: error: {result.error}"
+            said.add(name)
             continue
+        speaks = not (quiet and _nothing_to_say(result.plan))
         text = render(result.plan, fmt, colour=_colour(), verbose=verbose, unmanaged_drift=prune)
         if rehearse:
             rehearsal = _rehearse(result.plan, result.live, loaded[name], conn.parallelism)
             text = rehearsal.rendered(text, fmt)
             failed = failed or not rehearsal.ok
+            speaks = speaks or not rehearsal.ok
         try:
             if result.plan.policy:
                 check_not_denied(result.plan)
         except ReconcilerError as exc:
-            failed = True
+            failed = speaks = True
             text += f"Error: {exc}\n"
         drifted = not result.plan.empty or bool(prune and result.plan.unmanaged)
         changed = changed or drifted
-        lines.append(f"{name}: " + (f"drift: {summary_line(result.plan)}" if drifted else "in sync"))
+        if speaks or drifted:
+            said.add(name)
+        lines[name] = f"{name}: " + (f"drift: {summary_line(result.plan)}" if drifted else "in sync")
         sections[name] = json.loads(text) if fmt == "json" else text
     rows = [counts(r) for r in results.values()]
-    if fmt == "json":
+    if not said:  # -q, and every environment in sync with nothing to say
+        pass
+    elif fmt == "json":
         click.echo(json.dumps({"environments": sections, "table": rows}, indent=2, ensure_ascii=False))
     elif drift and fmt == "text":
-        click.echo("\n".join(lines))
+        click.echo("\n".join(line for name, line in lines.items() if name in said))
     else:
         if fmt == "markdown":
             click.echo(f"### reconciler {'drift' if drift else 'plan'}: {len(results)} environments\n")
             click.echo(table(rows, fmt))
         for name, section in sections.items():
+            if name not in said:
+                continue
             click.echo(heading(name, fmt), nl=False)
             click.echo(section if isinstance(section, str) else _failed_section(section["error"], fmt), nl=False)
             click.echo()

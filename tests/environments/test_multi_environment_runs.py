@@ -139,6 +139,26 @@ def test_drift_all_says_one_line_per_environment_and_exits_2_when_one_drifted(
     assert (synced.exit_code, synced.output) == (0, "staging: in sync\nproduction: in sync\nresearch: in sync\n")
 
 
+
+def test_quiet_shows_only_the_environments_with_changes_drift_or_errors(
+        project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    assert cli("apply", "--env", "staging", "--auto-approve").exit_code == 0
+
+    planned = cli("plan", "--all", "-q")
+    assert planned.exit_code == 0, planned.output
+    assert "=== environment staging" not in planned.output
+    assert "=== environment production" in planned.output and "=== environment research" in planned.output
+    assert set(rows(planned.output)) == {"staging", "production", "research"}  # the table counts them all
+    drifted = cli("drift", "--all", "-q")
+    assert drifted.exit_code == 2
+    assert [line.split(":")[0] for line in drifted.output.splitlines()] == ["production", "research"]
+
+    assert cli("apply", "--all", "--auto-approve").exit_code == 0
+    for command in ("plan", "drift"):
+        for fmt in ("text", "markdown", "json"):
+            quiet = cli(command, "--all", "-q", "--format", fmt)
+            assert (quiet.exit_code, quiet.output) == (0, ""), (command, fmt)
+
 def test_plan_all_markdown_shows_an_environment_that_failed_in_its_section(
         project: dict[str, Any], cli: Callable[..., Result]) -> None:
     config = project["root"] / "reconciler.yaml"
