@@ -64,7 +64,7 @@ ALLOWED_CONSTANT_COMPARISONS = {
     # restrictions are re-listed whole and have no id of their own (2); a dataset's experiments are
     # operations of their own, re-read by retention, never deleted as a resource (3)
     "apply/confirm.py": 8,
-    "cli_pull.py": 1,  # --unmanaged-to exports by address, and a restriction is exported with its prompt
+    "cli/pull.py": 1,  # --unmanaged-to exports by address, and a restriction is exported with its prompt
     # a dataset's examples file is read at load; the Ownership document is no resource; the Ownership's
     # globs match an integration by name, a restriction by type/id (3)
     "manifests/validate.py": 5,

@@ -15,8 +15,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from reconciler.cli import main
-from reconciler.cli_flags import CONNECTION_FLAGS, PLAN_FLAGS
+from reconciler.cli.flags import CONNECTION_FLAGS, PLAN_FLAGS
+from reconciler.cli.main import main
 
 BOUND = {f.name: ("options", f) for f in PLAN_FLAGS} | {f.name: ("conn", f) for f in CONNECTION_FLAGS}
 REFUSED_BY_WATCH = {"rotate", "rotate_secrets", "since"}  # they would resend secrets every cycle

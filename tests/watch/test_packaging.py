@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from reconciler import __version__
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((Path(__file__).parent / "data" / "github-action.schema.json").read_text())

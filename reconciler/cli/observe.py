@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli_common import TELEMETRY, NotRun
+from reconciler.cli.common import TELEMETRY, NotRun
 from reconciler.errors import ManifestError, ReconcilerError
 from reconciler.telemetry import LOG_FORMATS, Telemetry
 
