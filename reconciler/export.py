@@ -26,7 +26,6 @@ from reconciler.client.live import read_live, user_fields
 from reconciler.errors import ConfigError
 from reconciler.files import inside, safe_component, write_private
 from reconciler.kinds import ACCOUNT_WIDE, DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
-from reconciler.manifests.commands import plural
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
@@ -203,7 +202,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         if not docs:
             return
         path = save(rel, dump_documents(docs))
-        written.append(f"wrote {path} ({plural(len(docs), 'resource')})")
+        written.append(f"wrote {path} ({shown.plural(len(docs), 'resource')})")
 
     notes: list[str] = []
     integrations = []
@@ -240,7 +239,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
             write(f"{folder}/{KIND_SPECS[kind].table}.yaml", docs)
     if env or notes:
         save("secrets.env.example", env_file(env, notes))
-        written.append(f"wrote {out / 'secrets.env.example'} ({plural(len(set(env)), 'variable')} to set)")
+        written.append(f"wrote {out / 'secrets.env.example'} ({shown.plural(len(set(env)), 'variable')} to set)")
     return written
 
 

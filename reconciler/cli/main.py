@@ -1,4 +1,4 @@
-"""The command line: parses flags, calls the workflow, maps ``ReconcilerError`` to exit codes once."""
+"""The command group ``main``: parses flags, calls the workflow, maps ``ReconcilerError`` to exit codes once."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def _report_read(verbose: bool, live: Any) -> None:
 @environments
 def validate(paths: tuple[str, ...], check_secrets: bool, options: Any, chosen: Any) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
-    from reconciler.manifests.commands import run_validate
+    from reconciler.cli.validate import run_validate
 
     def checked(paths: Any, var_files: tuple[str, ...], policies: tuple[str, ...]) -> int:
         return run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
@@ -126,7 +126,7 @@ def schema(of_plan: bool, of_project: bool) -> None:
 
         click.echo(json.dumps(plan_json_schema(), indent=2))
         return
-    from reconciler.manifests.commands import run_schema
+    from reconciler.cli.validate import run_schema
 
     sys.exit(run_schema(click.echo))
 
@@ -635,6 +635,6 @@ def emulator(
     ))
 
 
-# The commands of their own modules: `pull` (reconciler/cli_pull.py) and `watch` (reconciler/cli_watch.py).
+# The commands of their own modules: `pull` (reconciler/cli/pull.py) and `watch` (reconciler/cli/watch.py).
 main.add_command(pull)
 main.add_command(watch)

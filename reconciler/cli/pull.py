@@ -1,4 +1,4 @@
-"""``reconciler pull``: the command line of ``reconciler.pull`` (added to the group by cli.py)."""
+"""``reconciler pull``: the command line of ``reconciler.pull`` (added to the group by ``main``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``reconciler watch``: the command line of ``reconciler.watch`` (added to the group by cli.py)."""
+"""``reconciler watch``: the command line of ``reconciler.watch`` (added to the group by ``main``)."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from reconciler.cli.validate import run_schema, run_validate
 from reconciler.manifests import manifest_json_schema
-from reconciler.manifests.commands import run_schema, run_validate
 
 HERE = Path(__file__).parent
 GOOD = HERE / "good"
