@@ -168,7 +168,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
     listing = client.run(read_live(client, ReadScope(spaces=frozenset(chosen))))
     names: dict[str, Any] = {  # the spaced kinds' ReadScope fields
-        spec.table: frozenset((listing.space_name(sid), n) for sid, n in getattr(listing, spec.table))
+        spec.table: frozenset((listing.space_name(sid), n) for sid, n in listing.table(spec.name))
         for spec in KIND_SPECS.values() if spec.spaced}
     live = client.run(read_live(client, ReadScope(spaces=frozenset(chosen), **names)))
     everything = _all_addresses(live, chosen)
@@ -288,7 +288,7 @@ def _all_addresses(live: LiveState, spaces: list[str]) -> list[str]:
     found += [address_of(doc) for doc in restriction_manifests(live)]
     for spec in KIND_SPECS.values():
         if spec.spaced:
-            found += [f"{spec.name}/{live.space_name(sid)}/{name}" for (sid, name) in getattr(live, spec.table)
+            found += [f"{spec.name}/{live.space_name(sid)}/{name}" for (sid, name) in live.table(spec.name)
                       if live.space_name(sid) in spaces]
     return sorted(found)
 

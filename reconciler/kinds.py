@@ -29,7 +29,8 @@ class KindSpec:
     name: the manifest's ``kind``. spaced: it lives in a space (identity ``(space, name)``; listed per
     space); otherwise it is account-wide. identity: the document fields that, after the kind, make
     its identity (``("type", "name")`` for an integration). table: its ``LiveState`` attribute
-    (keyed by ``(space_id, name)`` for a spaced kind). collection: its API collection path.
+    (keyed by ``(space_id, name)`` for a spaced kind; ``LiveState.table(kind)`` finds it by the kind's
+    name), its ``ReadScope`` field when spaced, export's file name. collection: its API collection path.
     renamable: it takes ``aliases`` (the API can rename it). delete_rank: its place among deletes
     (lower first; deletes run after every create and update). secrets: its documents hold
     write-only secrets (``--rotate``, ``--since`` and the secret checks look at them; export writes

@@ -134,7 +134,9 @@ def test_every_registered_kind_has_its_step_in_every_layer() -> None:
               "client.live essence": dict.fromkeys(ESSENCE_KINDS)}
     missing = {name: sorted(set(KINDS) - set(table)) for name, table in tables.items() if set(KINDS) - set(table)}
     assert missing == {}
+    live = LiveState()
+    assert tuple(live.tables()) == KINDS
     for spec in KIND_SPECS.values():
-        assert isinstance(getattr(LiveState(), spec.table), dict), spec.name
+        assert live.table(spec.name) is getattr(live, spec.table), spec.name  # the attribute the spec names
         if spec.spaced:
             assert spec.table in ReadScope.__dataclass_fields__, spec.name
