@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Protocol, TypeVar
 
 
@@ -20,6 +21,16 @@ class _Kinded(Protocol):
 
 
 _K = TypeVar("_K", bound=_Kinded)
+
+
+class Recovery(Enum):
+    """How apply learns whether an ambiguous POST creating one of a kind took effect
+    (``reconciler.apply.recover``): its collection is listed and the object found by name, among
+    those of its space (a spaced kind) or of its identity's first field (an integration's type)."""
+
+    BY_NAME = "by name"  #: the listed object is what the create answers
+    BY_NAME_THEN_READ = "by name, then read"  #: read by id too: the create answers with the latest version
+    RESEND = "resend"  #: the POST is idempotent: it is simply sent again
 
 
 @dataclass(frozen=True)
@@ -39,7 +50,8 @@ class KindSpec:
     follow it, and a name it gives must be an LLM integration. unstored: the top-level document
     fields the API does not store (a dataset's ``experiment_retention``: the reconciler acts on it):
     live state cannot say what they were, so a policy's ``before`` takes them from the tree at
-    ``--since REF`` (``reconciler.manifests.history.unstored_at``).
+    ``--since REF`` (``reconciler.manifests.history.unstored_at``). recover: how an ambiguous
+    create (a POST to ``collection``) is found out (``Recovery``).
     """
 
     name: str
@@ -52,6 +64,7 @@ class KindSpec:
     secrets: bool = False
     refers: str | None = None
     unstored: tuple[str, ...] = ()
+    recover: Recovery = Recovery.BY_NAME
 
     @property
     def list_key(self) -> str:
@@ -67,14 +80,15 @@ class KindSpec:
 INTEGRATION = KindSpec("Integration", spaced=False, identity=("type", "name"), table="integrations",
                        collection="/v2/integrations", renamable=True, delete_rank=5, secrets=True)
 PROMPT = KindSpec("Prompt", spaced=True, identity=("space", "name"), table="prompts", collection="/v2/prompts",
-                  renamable=False, delete_rank=3)
+                  renamable=False, delete_rank=3, recover=Recovery.BY_NAME_THEN_READ)
 DATASET = KindSpec("Dataset", spaced=True, identity=("space", "name"), table="datasets", collection="/v2/datasets",
                    renamable=True, delete_rank=4, unstored=("experiment_retention",))
 EVALUATOR = KindSpec("Evaluator", spaced=True, identity=("space", "name"), table="evaluators",
                      collection="/v2/evaluators", renamable=True, delete_rank=2,
-                     refers="template_config.llm_config.integration")
+                     refers="template_config.llm_config.integration", recover=Recovery.BY_NAME_THEN_READ)
 RESTRICTION = KindSpec("ResourceRestriction", spaced=False, identity=("resource_type", "resource_id"),
-                       table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1)
+                       table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1,
+                       recover=Recovery.RESEND)
 
 KIND_SPECS: Mapping[str, KindSpec] = {k.name: k for k in (INTEGRATION, PROMPT, DATASET, EVALUATOR, RESTRICTION)}
 
