@@ -22,6 +22,7 @@ from pydantic import TypeAdapter
 from reconciler.manifests.fields import SECRET_SCHEMA
 from reconciler.manifests.models import DOCUMENT_KINDS, KIND_MODELS
 from reconciler.model import SPACED_KINDS
+from reconciler.policy.rules import Policy  # up a layer: pyproject.toml says why
 
 SCHEMA_ID = "https://reconciler.dev/schemas/manifest.json"
 _DEFS = "#/definitions/{model}"
@@ -151,8 +152,6 @@ def _is_secret(schema: dict[str, Any]) -> bool:
 
 def manifest_json_schema() -> dict[str, Any]:
     """The JSON Schema (Draft-07) of one manifest document: a switch on ``kind``."""
-    from reconciler.policy.rules import Policy  # the policy package imports the manifest models
-
     definitions: dict[str, Any] = {}
     kinds: dict[str, Any] = {}
     for kind, model in {**KIND_MODELS, "Policy": Policy}.items():

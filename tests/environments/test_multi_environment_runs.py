@@ -35,15 +35,15 @@ def test_plan_all_plans_each_environment_in_a_section_and_counts_them_in_one_tab
 
 def test_two_environments_of_one_account_share_one_client(
         project: dict[str, Any], cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
-    from reconciler import cli_common
+    from reconciler.cli import common
 
     opened: list[str] = []
 
     def counted(conn: Any, **kw: Any) -> Any:
         opened.append(conn.base_url)
-        return cli_common.connect(conn, **kw)
+        return common.connect(conn, **kw)
 
-    monkeypatch.setattr("reconciler.cli.connect", counted)
+    monkeypatch.setattr("reconciler.cli.main.connect", counted)
     assert cli("plan", "--all").exit_code == 0
     assert sorted(opened) == sorted(project["accounts"].values())  # main's two environments: one client
 

@@ -1,5 +1,5 @@
-"""What the command modules (``cli``, ``cli_pull``, ``cli_watch``) share besides their flags
-(``cli_flags``): loading the manifests, one-off lines on stderr, the command's client and its
+"""What the command modules (``main``, ``pull``, ``watch``) share besides their flags
+(``flags``): loading the manifests, one-off lines on stderr, the command's client and its
 events, the read's progress. It imports no command module, so none of them imports another."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import click
 if TYPE_CHECKING:
     from reconciler.telemetry import Telemetry
 
-#: Where the running command's ``Telemetry`` is kept on its click context (``cli_observe`` puts it
+#: Where the running command's ``Telemetry`` is kept on its click context (``observe`` puts it
 #: there; the command passes it to ``workflow.connect``): passed in, never a process-global.
 TELEMETRY = "reconciler.telemetry"
 

@@ -1,4 +1,4 @@
-"""The command line: parses flags, calls the workflow, maps ``ReconcilerError`` to exit codes once."""
+"""The command group ``main``: parses flags, calls the workflow, maps ``ReconcilerError`` to exit codes once."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ from typing import Any
 import click
 
 from reconciler import __version__
-from reconciler.cli_common import connect
-from reconciler.cli_common import load as _load
-from reconciler.cli_common import read_progress as _read_progress
-from reconciler.cli_common import say as _say
-from reconciler.cli_confine import confined
-from reconciler.cli_environments import environments, heading
-from reconciler.cli_flags import APPROVE, REHEARSE, SAVED, connection_flags, flags_given, plan_flags
-from reconciler.cli_observe import observed, show_error
-from reconciler.cli_pull import pull
-from reconciler.cli_watch import watch
+from reconciler.cli.common import connect
+from reconciler.cli.common import load as _load
+from reconciler.cli.common import read_progress as _read_progress
+from reconciler.cli.common import say as _say
+from reconciler.cli.confine import confined
+from reconciler.cli.environments import environments, heading
+from reconciler.cli.flags import APPROVE, REHEARSE, SAVED, connection_flags, flags_given, plan_flags
+from reconciler.cli.observe import observed, show_error
+from reconciler.cli.pull import pull
+from reconciler.cli.watch import watch
 from reconciler.errors import ReconcilerError
 from reconciler.stopping import Stop
 
@@ -81,7 +81,7 @@ def _report_read(verbose: bool, live: Any) -> None:
 @environments
 def validate(paths: tuple[str, ...], check_secrets: bool, options: Any, chosen: Any) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
-    from reconciler.manifests.commands import run_validate
+    from reconciler.cli.validate import run_validate
 
     def checked(paths: Any, var_files: tuple[str, ...], policies: tuple[str, ...]) -> int:
         return run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
@@ -126,7 +126,7 @@ def schema(of_plan: bool, of_project: bool) -> None:
 
         click.echo(json.dumps(plan_json_schema(), indent=2))
         return
-    from reconciler.manifests.commands import run_schema
+    from reconciler.cli.validate import run_schema
 
     sys.exit(run_schema(click.echo))
 
@@ -357,7 +357,7 @@ def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbos
     command's over all of them: 1 when one failed, else 2 for changes (drift, --detailed-exitcode)."""
     import json
 
-    from reconciler.cli_environments import check_plan_dir, table, write_plans
+    from reconciler.cli.environments import check_plan_dir, table, write_plans
     from reconciler.environments import counts, plan_all
     from reconciler.plan.render import render, summary_line
     from reconciler.policy.evaluate import check_not_denied
@@ -459,7 +459,7 @@ def _apply_environments(chosen: Any, options: Any, conn: Any, *, auto_approve: b
 
 
 def _is_plan_dir(paths: tuple[str, ...]) -> bool:
-    from reconciler.cli_environments import PLAN_INDEX
+    from reconciler.cli.environments import PLAN_INDEX
 
     return len(paths) == 1 and (Path(paths[0]) / PLAN_INDEX).is_file()
 
@@ -468,7 +468,7 @@ def _apply_plan_dir(directory: Path, options: Any, conn: Any, *, approvals: tupl
                     verbose: bool, quiet: bool, rehearse: bool) -> int:
     """``apply DIR`` (``plan --all --out DIR``): each environment's plan file applied as ``apply
     PLANFILE`` does, against the environment's endpoint, in the order ``after`` draws (``_in_order``)."""
-    from reconciler.cli_environments import planned_environments
+    from reconciler.cli.environments import planned_environments
     from reconciler.environments import targets
 
     chosen = planned_environments(directory)
@@ -645,6 +645,6 @@ def emulator(
     ))
 
 
-# The commands of their own modules: `pull` (reconciler/cli_pull.py) and `watch` (reconciler/cli_watch.py).
+# The commands of their own modules: `pull` (reconciler/cli/pull.py) and `watch` (reconciler/cli/watch.py).
 main.add_command(pull)
 main.add_command(watch)
