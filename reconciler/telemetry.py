@@ -38,7 +38,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -88,10 +88,13 @@ class Telemetry:
     policy_verdicts: Counter
 
     def __init__(self, *, log_format: str = "text", stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.time, metrics: bool = True) -> None:
+                 clock: Callable[[], float] = time.time, metrics: bool = True, environment: str | None = None) -> None:
         if log_format not in LOG_FORMATS:
             raise ValueError(f"log format must be one of {', '.join(LOG_FORMATS)}")
         self.log_format = log_format
+        #: the environment of reconciler.yaml the run is about (``watch --all``): in every json event,
+        #: before every text line, and as a label when served with others (``ByEnvironment``)
+        self.environment = environment
         self.metrics = metrics
         self._stream = stream
         self._clock = clock
@@ -164,12 +167,14 @@ class Telemetry:
         if self.log_format == "json":
             record = {"ts": datetime.fromtimestamp(self._clock(), UTC).isoformat(timespec="milliseconds")
                       .replace("+00:00", "Z"), "event": event}
+            if self.environment is not None:
+                record["environment"] = self.environment
             record.update((k, v) for k, v in fields.items() if v is not None)
             line = json.dumps(record, default=str, sort_keys=False)
         elif text is None:
             return
         else:
-            line = text
+            line = text if self.environment is None else f"{self.environment}: {text}"
         with self._write_lock:
             stream = self._stream or sys.stderr
             stream.write(line + "\n")
@@ -300,6 +305,33 @@ class Telemetry:
         from prometheus_client import write_to_textfile
 
         write_to_textfile(os.fspath(path), self.registry)
+
+
+class ByEnvironment:
+    """The figures of several runs (``watch --all``: one ``Telemetry`` an environment) served as one
+    registry, each sample with the label ``environment``: a collector of prometheus_client's own
+    kind, reading each run's registry when scraped."""
+
+    def __init__(self, runs: Mapping[str, Telemetry]) -> None:
+        from prometheus_client import CollectorRegistry
+
+        self.runs = dict(runs)
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self)
+
+    def collect(self) -> Iterable[Any]:
+        from prometheus_client.metrics_core import Metric
+        from prometheus_client.samples import Sample
+
+        merged: dict[str, Metric] = {}
+        for name, run in self.runs.items():
+            for family in run.registry.collect():
+                into = merged.get(family.name)
+                if into is None:
+                    into = merged[family.name] = Metric(family.name, family.documentation, family.type, family.unit)
+                into.samples.extend(Sample(s.name, {"environment": name, **s.labels}, s.value, s.timestamp,
+                                           s.exemplar) for s in family.samples)
+        return list(merged.values())
 
 
 def _labels(metric: Gauge) -> Iterable[tuple[str, str]]:

@@ -58,7 +58,7 @@ from reconciler.model import ManifestSet
 from reconciler.plan.model import Plan, PlanOptions
 from reconciler.plan.render import render_text, summary_line
 from reconciler.stopping import Stop
-from reconciler.telemetry import Telemetry
+from reconciler.telemetry import ByEnvironment, Telemetry
 from reconciler.workflow import (
     Connection,
     apply_and_confirm,
@@ -137,14 +137,15 @@ class WatchConfig:
 
 class Watcher:
     def __init__(self, config: WatchConfig, conn: Connection, telemetry: Telemetry, *,
-                 out: Callable[[str], None], verbose: bool = False, rng: random.Random | None = None) -> None:
+                 out: Callable[[str], None], verbose: bool = False, rng: random.Random | None = None,
+                 stop: threading.Event | None = None) -> None:
         self.config = config
         self.conn = conn
         self.t = telemetry
         self.out = out if telemetry.log_format == "text" else (lambda line: None)
         self.verbose = verbose
         self.rng = rng or random.Random()
-        self.stop = threading.Event()
+        self.stop = stop or threading.Event()  # given: one stop for the watchers of every environment
         self.signals = Stop(self.stop)  # SIGTERM and SIGINT set ``stop`` while ``run`` runs
         self.last_good: ManifestSet | None = None
         self.last_error: str | None = None
@@ -164,30 +165,39 @@ class Watcher:
         server = None if self.config.metrics_addr is None else HealthServer(
             self.config.metrics_addr, self.t, healthy=self.healthy, ready=lambda: self.ready).start()
         try:
-            with connect(self.conn, read_only=not self.config.apply,
-                         on_event=self.t.client_events() if self.verbose else None, telemetry=self.t) as client:
-                if self.config.request_retries is not None:
-                    client.max_retries = self.config.request_retries
-                self.t.event("start", text=self._start_line(server), interval_s=self.config.interval,
-                             apply=self.config.apply, prune=self.config.options.prune,
-                             paths=list(self.config.paths))
+            with self.connected() as client:
+                self.started(server)
                 while not self.stop.is_set():
                     ok, left = self.cycle(client)
                     if self.config.once:
-                        return 0 if ok and not left else (2 if ok else 1)
+                        return once_code([(ok, left)])
                     if self.stop.is_set():
                         break
-                    self.stop.wait(self._delay(ok))
-            name = self.signals.signal_name
-            self.t.event("stopped", signal=name, cycles=self.cycles, ready=self.ready,
-                         text=f"{name or 'stop'}: stopped after {self.cycles} cycle(s)"
-                              + ("" if self.ready else " (none succeeded)") + ".")
+                    self.stop.wait(self.delay(ok))
+            self.stopped(self.signals.signal_name)
             return 0
         finally:
             self.finished = True
             if server is not None:
                 server.close()
             self.signals.restore()
+
+    def connected(self) -> ApiClient:
+        """The client of this watch: read-only unless it applies, its retries as asked."""
+        client = connect(self.conn, read_only=not self.config.apply,
+                         on_event=self.t.client_events() if self.verbose else None, telemetry=self.t)
+        if self.config.request_retries is not None:
+            client.max_retries = self.config.request_retries
+        return client
+
+    def started(self, server: HealthServer | None) -> None:
+        self.t.event("start", text=self._start_line(server), interval_s=self.config.interval,
+                     apply=self.config.apply, prune=self.config.options.prune, paths=list(self.config.paths))
+
+    def stopped(self, name: str | None) -> None:
+        self.t.event("stopped", signal=name, cycles=self.cycles, ready=self.ready,
+                     text=f"{name or 'stop'}: stopped after {self.cycles} cycle(s)"
+                          + ("" if self.ready else " (none succeeded)") + ".")
 
     def cycle(self, client: ApiClient) -> tuple[bool, bool]:
         """One cycle; returns (it succeeded, changes are left: drift, or with --prune unmanaged)."""
@@ -269,7 +279,8 @@ class Watcher:
             self.out(f"Not applied ({why}): {describe(v)}")
         return allowed
 
-    def _delay(self, ok: bool) -> float:
+    def delay(self, ok: bool) -> float:
+        """Until the next cycle: the interval, jittered; after failures, the backoff."""
         if ok or self.failures == 0:
             return self.config.interval * self.rng.uniform(0.9, 1.1)
         d = min(self.config.max_backoff, min(self.config.interval, BACKOFF_BASE) * 2.0 ** (self.failures - 1))
@@ -372,8 +383,11 @@ class Watcher:
             return
         from reconciler.client.settings import is_loopback
 
-        payload: dict[str, Any] = {"text": text, "event": kind, "cycle": n, "drifted": drifted, "healed": healed,
+        payload: dict[str, Any] = {"text": text if self.t.environment is None else f"{self.t.environment}: {text}",
+                                   "event": kind, "cycle": n, "drifted": drifted, "healed": healed,
                                    "paths": list(self.config.paths), "apply": self.config.apply}
+        if self.t.environment is not None:
+            payload["environment"] = self.t.environment
         try:
             # a loopback hook is reached directly: a proxy would carry its token in clear text
             response = httpx.post(self.config.notify_url, json=payload, timeout=10.0,
@@ -391,6 +405,67 @@ class Watcher:
         """The loop runs and showed life recently (a request, an outcome, a cycle)."""
         stall = 2 * max(self.config.interval * 1.1, self.config.max_backoff) + 600
         return not self.finished and time.monotonic() - self.t.heartbeat < stall
+
+
+def once_code(results: Sequence[tuple[bool, bool]]) -> int:
+    """``--once``'s exit code over the cycles run (one an environment): 1 when one failed, else 2 when
+    changes are left in one, else 0."""
+    if not all(ok for ok, _ in results):
+        return 1
+    return 2 if any(left for _, left in results) else 0
+
+
+class Watchers:
+    """``watch --all`` (or ``--env``): the watchers of several environments in one process, one stop,
+    one metrics server (each figure labelled ``environment``: ``telemetry.ByEnvironment``). Each
+    environment keeps its own client, schedule and backoff; their cycles run one at a time, in the
+    project's order, so two environments of one account never compete for its rate budget. Ready
+    once every environment had a good cycle; healthy while each is."""
+
+    def __init__(self, watchers: dict[str, Watcher], stop: threading.Event, *, metrics_addr: tuple[str, int] | None,
+                 once: bool) -> None:
+        self.watchers = watchers  # each made with ``stop``
+        self.metrics_addr = metrics_addr
+        self.once = once
+        self.stop = stop
+        self.signals = Stop(stop)
+
+    def run(self) -> int:
+        from contextlib import ExitStack
+
+        from reconciler.telemetry import ByEnvironment
+
+        self.signals.install(signal.SIGTERM, signal.SIGINT)
+        server = None if self.metrics_addr is None else HealthServer(
+            self.metrics_addr, ByEnvironment({n: w.t for n, w in self.watchers.items()}),
+            healthy=lambda: all(w.healthy() for w in self.watchers.values()),
+            ready=lambda: all(w.ready for w in self.watchers.values())).start()
+        try:
+            with ExitStack() as stack:
+                clients = {n: stack.enter_context(w.connected()) for n, w in self.watchers.items()}
+                for w in self.watchers.values():
+                    w.started(server)
+                due = dict.fromkeys(self.watchers, 0.0)
+                while not self.stop.is_set():
+                    results = []
+                    for name, w in self.watchers.items():
+                        if due[name] > time.monotonic() or self.stop.is_set():
+                            continue
+                        ok, left = w.cycle(clients[name])
+                        results.append((ok, left))
+                        due[name] = time.monotonic() + w.delay(ok)
+                    if self.once:
+                        return once_code(results)
+                    self.stop.wait(max(0.0, min(due.values()) - time.monotonic()))
+            for w in self.watchers.values():
+                w.stopped(self.signals.signal_name)
+            return 0
+        finally:
+            for w in self.watchers.values():
+                w.finished = True
+            if server is not None:
+                server.close()
+            self.signals.restore()
 
 
 #: Seconds a connection may take to send its request before it is closed.
@@ -411,7 +486,7 @@ class HealthServer:
     never hold up a probe: the liveness probe keeps its answer, and Kubernetes does not restart a
     healthy pod."""
 
-    def __init__(self, address: tuple[str, int], telemetry: Telemetry, *, healthy: Callable[[], bool],
+    def __init__(self, address: tuple[str, int], telemetry: Telemetry | ByEnvironment, *, healthy: Callable[[], bool],
                  ready: Callable[[], bool], idle_timeout: float = IDLE_TIMEOUT,
                  max_connections: int = MAX_CONNECTIONS) -> None:
         import asyncio

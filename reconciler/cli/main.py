@@ -22,6 +22,7 @@ from reconciler.cli.confine import confined
 from reconciler.cli.environments import environments, heading
 from reconciler.cli.flags import APPROVE, REHEARSE, SAVED, connection_flags, flags_given, plan_flags
 from reconciler.cli.observe import observed, show_error
+from reconciler.cli.promote import promote
 from reconciler.cli.pull import pull
 from reconciler.cli.watch import watch
 from reconciler.errors import ReconcilerError
@@ -645,6 +646,7 @@ def emulator(
     ))
 
 
-# The commands of their own modules: `pull` (reconciler/cli/pull.py) and `watch` (reconciler/cli/watch.py).
+# The commands of their own modules: `promote`, `pull` and `watch` (reconciler/cli/promote.py, pull.py, watch.py).
+main.add_command(promote)
 main.add_command(pull)
 main.add_command(watch)

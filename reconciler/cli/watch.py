@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import click
 
 from reconciler.cli.confine import confined
+from reconciler.cli.environments import environments
 from reconciler.cli.flags import APPROVE, connection_flags, flags_given, plan_flags
 from reconciler.cli.observe import LOG_FORMAT
 from reconciler.errors import ConfigError
@@ -46,7 +48,7 @@ def _address(text: str) -> tuple[str, int]:
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--interval", type=_Parsed("DURATION", _duration), default="5m", show_default=True,
               help="Time between cycles (jittered by ±10%): 30s, 5m, 1h.")
 @click.option("--apply", "do_apply", is_flag=True, help="Apply what each cycle finds (self-heal), under apply's "
@@ -68,11 +70,14 @@ def _address(text: str) -> tuple[str, int]:
 @connection_flags
 @LOG_FORMAT
 @confined
+@environments
 def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr: tuple[str, int] | None,
           git_pull: bool, notify_url: str | None, max_backoff: float, request_retries: int | None, once: bool, verbose: bool,
-          quiet: bool, log_format: str, approvals: tuple[str, ...], options: Any, conn: Any) -> None:
+          quiet: bool, log_format: str, approvals: tuple[str, ...], options: Any, conn: Any, chosen: Any) -> None:
     """Reconcile continuously: every interval reload the manifests, plan, report (and with --apply,
-    heal). SIGTERM/SIGINT: the calls in flight finish, then it reports and exits 0."""
+    heal). SIGTERM/SIGINT: the calls in flight finish, then it reports and exits 0. With --env or
+    --all: every environment chosen in one process, each on its own schedule, the metrics labelled
+    `environment`."""
     del quiet  # taken, as by every connecting command, and without effect: a cycle's lines are watch's output
     from reconciler.telemetry import Telemetry
     from reconciler.watch import WatchConfig, Watcher, check_notify_url
@@ -85,6 +90,49 @@ def watch(paths: tuple[str, ...], interval: float, do_apply: bool, metrics_addr:
     config = WatchConfig(paths=paths, interval=interval, apply=do_apply, options=options, git_pull=git_pull,
                          metrics_addr=metrics_addr, notify_url=notify_url, max_backoff=max_backoff, once=once,
                          request_retries=request_retries, approvals=approvals)
+    if chosen is not None:
+        sys.exit(_watch_environments(chosen, config, conn, log_format, verbose))
     telemetry = Telemetry(log_format=log_format)
     watcher = Watcher(config, conn, telemetry, out=click.echo, verbose=verbose)
     sys.exit(watcher.run())
+
+
+def _watch_environments(chosen: Any, config: Any, conn: Any, log_format: str, verbose: bool) -> int:
+    """Every chosen environment in one process: each its paths, var files, policies, endpoint and key
+    from reconciler.yaml (the command line's --var-file and --policy after its own), all loaded and
+    checked before any request (an environment of one account declaring another's space refused)."""
+    import threading
+    from dataclasses import replace
+
+    from reconciler.cli.common import load
+    from reconciler.environments import load_all, targets
+    from reconciler.telemetry import Telemetry
+    from reconciler.watch import Watcher, Watchers
+
+    options = config.options
+    chosen_targets = targets(chosen.project, chosen.names, conn, var_files=options.var_files,
+                             policies=options.policies)
+    load_all(chosen.project, chosen_targets, lambda t: load(t.paths, options.variables, t.var_files, t.policies))
+    stop = threading.Event()
+    sections = _Sections()
+    watchers = {}
+    for t in chosen_targets:
+        watchers[t.name] = Watcher(
+            replace(config, paths=t.paths, options=replace(options, var_files=t.var_files, policies=t.policies)),
+            t.conn, Telemetry(log_format=log_format, environment=t.name),
+            out=functools.partial(sections.echo, t.name), verbose=verbose, stop=stop)
+    return Watchers(watchers, stop, metrics_addr=config.metrics_addr, once=config.once).run()
+
+
+class _Sections:
+    """What the environments print (a plan, an apply's report), under the heading plan --all prints,
+    written again whenever another environment printed last."""
+
+    def __init__(self) -> None:
+        self.last: str | None = None
+
+    def echo(self, environment: str, text: str) -> None:
+        if environment != self.last:
+            click.echo(f"=== environment {environment}")
+            self.last = environment
+        click.echo(text)

@@ -17,8 +17,8 @@ from reconciler.cli.main import main
 
 COMMANDS = sorted(main.commands)
 METRICS_FILE_COMMANDS = ["apply", "drift", "plan"]  # the one-shot runs a cron job scrapes
-#: The commands that run on the environments of reconciler.yaml (watch does not yet: it refuses --env).
-ENVIRONMENT_COMMANDS = ["apply", "drift", "plan", "pull", "validate"]
+#: The commands that run on the environments of reconciler.yaml.
+ENVIRONMENT_COMMANDS = ["apply", "drift", "plan", "pull", "validate", "watch"]
 ENV = {"VENDOR_A_KEY": "k", "AGENT_TOKEN": "t", "RECONCILER_LOG_FORMAT": None, "RECONCILER_ALLOW_OUTSIDE_TREE": None,
        "RECONCILER_BASE_URL": None, "RECONCILER_API_KEY": None}
 
@@ -29,6 +29,7 @@ RUNS = {
     "emulator": ["--space-key", "not-a-pair"],  # refused before it serves
     "export": ["--emulator", "DB", "--out", "OUT"],
     "plan": ["TREE", "--emulator", "DB"],
+    "promote": ["staging", "production", "--project", "DB"],  # refused: no such project file
     "pull": ["TREE", "--emulator", "DB"],
     "schema": [],
     "validate": ["TREE"],
@@ -42,8 +43,13 @@ def helped(command: str) -> str:
     return result.output
 
 
+#: Commands that load manifests without PATHs: promote loads its two environments' trees from reconciler.yaml.
+LOADS_FROM_THE_PROJECT = ["promote"]
+
+
 def loads_manifests(command: str) -> bool:
-    return "PATHS" in helped(command).splitlines()[0]  # [PATHS]... where --env may stand for them
+    # [PATHS]... where --env may stand for them
+    return "PATHS" in helped(command).splitlines()[0] or command in LOADS_FROM_THE_PROJECT
 
 
 def run(command: str, tmp_path: Path, *extra: str, tree: Path | None = None) -> Result:
@@ -65,11 +71,13 @@ def test_every_command_lists_the_options_it_shares(command: str) -> None:
     assert ("--allow-outside-tree" in text) == loads_manifests(command)
     for option in ("--env NAME", "--all", "--project FILE"):
         listed = re.search(rf"^\s+{option}\s", text, re.MULTILINE) is not None
-        assert listed == (command in ENVIRONMENT_COMMANDS), option
+        # promote names its two environments itself (FROM TO), and takes the project file
+        assert listed == (command in ENVIRONMENT_COMMANDS or (command, option) == ("promote", "--project FILE")), option
 
 
 def test_the_commands_that_load_manifests_are_the_ones_expected() -> None:
-    assert [c for c in COMMANDS if loads_manifests(c)] == ["apply", "drift", "plan", "pull", "validate", "watch"]
+    assert [c for c in COMMANDS if loads_manifests(c)] == ["apply", "drift", "plan", "promote", "pull", "validate",
+                                                           "watch"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -116,9 +124,3 @@ def test_env_takes_effect_on_each_command_that_lists_it(command: str, tmp_path: 
                                               str(tmp_path / "reconciler.yaml")])
     assert result.exit_code == 1
     assert "--env stageing: no environment 'stageing'; did you mean 'staging'?" in result.output
-
-
-@pytest.mark.parametrize("command", ["watch"])
-def test_the_commands_without_environments_refuse_env(command: str, tmp_path: Path) -> None:
-    result = run(command, tmp_path, "--env", "staging")
-    assert result.exit_code == 1 and "No such option '--env'" in result.output

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +35,7 @@ version:
     - {role: user, content: "{ticket}"}
 """
 _unique = itertools.count()
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +43,28 @@ def accounts() -> Iterator[dict[str, str]]:
     """The base URLs of the two accounts."""
     with running_emulator() as (main_url, _), running_emulator() as (lab_url, _):
         yield {"main": main_url, "lab": lab_url}
+
+
+@pytest.fixture(scope="module")
+def example_accounts() -> Iterator[dict[str, str]]:
+    """An emulator on a loopback socket for each environment of the example tree, its space in it."""
+    with running_emulator(spaces=("staging",)) as (staging, _), running_emulator(spaces=("production",)) as (
+            production, _):
+        yield {"staging": staging, "production": production}
+
+
+@pytest.fixture
+def example_tree(example_accounts: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of examples/environments, its environments on ``example_accounts``: the working directory."""
+    root = tmp_path / "environments"
+    shutil.copytree(ROOT / "examples/environments", root)
+    config = root / "reconciler.yaml"
+    for env in ("staging", "production"):
+        config.write_text(config.read_text().replace(
+            f"emulator: {env}.db", f"base_url: {example_accounts[env]}\n    api_key: {{env: MAIN_API_KEY}}"))
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("VENDOR_A_KEY", "example-vendor-key")
+    return root
 
 
 def api(url: str) -> httpx.Client:

@@ -245,6 +245,15 @@ def test_a_cycle_in_after_is_refused_at_its_line(project: dict[str, Any], cli: C
            "after production" in output
 
 
+def test_an_unknown_name_in_after_is_refused_at_its_line_with_a_did_you_mean(
+        project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    config = project["root"] / "reconciler.yaml"
+    config.write_text(config.read_text().replace("after: [staging]", "after: [stagng]"))
+    output = refused(project, cli, "apply", "--all", "--auto-approve")
+    assert "reconciler.yaml:12:13: environments.production.after.0: no environment 'stagng'; did you mean " \
+           "'staging'? (environments: staging, production, research)" in output
+
+
 def test_two_environments_naming_one_account_and_space_are_refused(
         project: dict[str, Any], cli: Callable[..., Result]) -> None:
     config = project["root"] / "reconciler.yaml"

@@ -5,40 +5,24 @@ example tree, its two environments on two loopback emulators)."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import Result
 
-from tests.conftest import running_emulator
 from tests.environments.conftest import api
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def accounts() -> Iterator[dict[str, str]]:
-    with running_emulator(spaces=("staging",)) as (staging, _), running_emulator(spaces=("production",)) as (
-            production, _):
-        yield {"staging": staging, "production": production}
-
-
 def test_pull_env_writes_a_shared_value_into_that_environments_overlay_and_leaves_the_others_plan(
-        accounts: dict[str, str], cli: Callable[..., Result], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    tree = tmp_path / "environments"
-    shutil.copytree(ROOT / "examples/environments", tree)
-    config = tree / "reconciler.yaml"
-    for env in ("staging", "production"):
-        config.write_text(config.read_text().replace(
-            f"emulator: {env}.db", f"base_url: {accounts[env]}\n    api_key: {{env: MAIN_API_KEY}}"))
-    monkeypatch.chdir(tree)
-    monkeypatch.setenv("VENDOR_A_KEY", "example-vendor-key")
+        example_accounts: dict[str, str], example_tree: Path, cli: Callable[..., Result]) -> None:
+    tree = example_tree
     assert cli("apply", "--all", "--auto-approve").exit_code == 0
     production_plan = cli("plan", "--env", "production", "--format", "json").stdout
     base = (tree / "base" / "research.yaml").read_text()
-    with api(accounts["staging"]) as c:  # someone edits staging's prompt in the UI
+    with api(example_accounts["staging"]) as c:  # someone edits staging's prompt in the UI
         listed = c.get("/v2/prompts").json()
         prompt = next(p for p in next(v for v in listed.values() if isinstance(v, list))
                       if p["name"] == "summarize-ticket")

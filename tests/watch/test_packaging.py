@@ -68,15 +68,15 @@ def test_action_expressions_refer_to_inputs_and_steps_that_exist() -> None:
     assert set(re.findall(r"inputs\.([\w-]+)", text)) <= set(action()["inputs"])
 
 
-def run_step(name: str, tmp: Path, **env: str) -> dict[str, str]:
-    """Run one `run:` step of the action with bash, as the runner would; returns its outputs."""
+def run_step(name: str, tmp: Path, cwd: Path = ROOT, **env: str) -> dict[str, str]:
+    """Run one `run:` step of the action with bash, as the runner would (in ``cwd``); returns its outputs."""
     outputs, summary = tmp / "output", tmp / "summary"
     outputs.write_text("")
     full = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "RUNNER_TEMP": str(tmp),
             "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary), "VENDOR_A_KEY": "k",
             "AGENT_TOKEN": "t", **env}
     full.pop("RECONCILER_BASE_URL", None)
-    result = subprocess.run(["bash", "-e", "-c", step(name)["run"]], cwd=ROOT, env=full, capture_output=True,
+    result = subprocess.run(["bash", "-e", "-c", step(name)["run"]], cwd=cwd, env=full, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     return dict(line.split("=", 1) for line in outputs.read_text().splitlines())
@@ -89,6 +89,7 @@ def test_the_action_plans_on_a_pull_request_and_applies_on_a_push(tmp_path: Path
                                                                                              "since": ""}
     assert run_step("Choose plan or apply", tmp_path, MODE="auto", EVENT="push", SINCE="abc123") == {
         "mode": "apply", "since": "abc123"}
+    assert run_step("Choose the tree", tmp_path, PATHS="manifests") == {"args": "manifests"}
     db = tmp_path / "state.db"
     extra = f"--emulator {db}"
     assert run_step("Plan", tmp_path, PATHS="manifests", EXTRA=extra) == {"exit-code": "2", "changes": "true"}
@@ -98,6 +99,27 @@ def test_the_action_plans_on_a_pull_request_and_applies_on_a_push(tmp_path: Path
     assert comment_step["with"]["path"] == "${{ runner.temp }}/reconciler-plan.md"
     run_step("Apply", tmp_path, PATHS="manifests", EXTRA=extra)
     assert run_step("Plan", tmp_path, PATHS="manifests", EXTRA=extra) == {"exit-code": "0", "changes": "false"}
+
+
+def test_the_action_runs_on_the_environments_of_the_project_file(tmp_path: Path) -> None:
+    if not (BIN / "reconciler").exists():
+        pytest.skip("the reconciler console script is not installed next to this Python")
+
+    def tree(**env: str) -> str:
+        return run_step("Choose the tree", tmp_path, PATHS="manifests", **env)["args"]
+
+    assert tree(ENVIRONMENTS="all") == "--all"
+    assert tree(ENVIRONMENTS="staging production", PROJECT="envs/reconciler.yaml") == \
+        "--env staging --env production --project envs/reconciler.yaml"
+    shutil.copytree(ROOT / "examples/environments", tmp_path / "environments")
+    here = tmp_path / "environments"
+    spaces = {"RECONCILER_EMULATOR_SPACES": "staging,production"}
+    run_step("Validate", tmp_path, here, PATHS="--all")
+    assert run_step("Plan", tmp_path, here, PATHS="--all", **spaces) == {"exit-code": "2", "changes": "true"}
+    comment = (tmp_path / "reconciler-plan.md").read_text()
+    assert "## Environment `staging`" in comment and "## Environment `production`" in comment
+    run_step("Apply", tmp_path, here, PATHS="--all", **spaces)
+    assert run_step("Plan", tmp_path, here, PATHS="--all", **spaces) == {"exit-code": "0", "changes": "false"}
 
 
 def test_the_workflow_example_uses_the_action_with_its_inputs() -> None:
