@@ -25,12 +25,13 @@ def quickstart(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     yield load([str(ROOT / "manifests")])
 
 
-@pytest.mark.parametrize("where", ["socket", "in-process"])
+@pytest.mark.parametrize("where", ["socket", "socket by name", "in-process"])
 def test_a_plan_and_an_apply_start_no_thread_and_send_from_the_calling_one(
         where: str, quickstart: Any, server: tuple[str, Any], tmp_path: Path) -> None:
     from reconciler.plan.model import PlanOptions
 
-    conn = Connection(base_url=server[0]) if where == "socket" else Connection(emulator=str(tmp_path / "s.db"))
+    url = server[0] if where == "socket" else server[0].replace("127.0.0.1", "localhost")  # a name to resolve
+    conn = Connection(emulator=str(tmp_path / "s.db")) if where == "in-process" else Connection(base_url=url)
     before = set(threading.enumerate())  # pytest's, xdist's and the socket emulator's own
     seen: list[tuple[set[threading.Thread], threading.Thread]] = []
 
