@@ -63,6 +63,6 @@ def connect(conn: Any, *, quiet: bool, verbose: bool, read_only: bool = False, r
 
 
 def read_progress(client: Any, quiet: bool) -> Any:
-    from reconciler.progress import read_progress
+    from reconciler.cli.progress import read_progress
 
     return read_progress(client, enabled=False if quiet else None)
