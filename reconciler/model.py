@@ -174,7 +174,7 @@ class ManifestSet:
     paths: tuple[str, ...] = ()  # what was loaded (files, directories or "-")
     ownership: Ownership | None = None  # the tree's Ownership document, when it has one
     warnings: tuple[str, ...] = ()  # said on stderr, never an error (an unused --var)
-    policies: tuple[Any, ...] = ()  # compiled Policy rules (``reconciler.policy.rules.CompiledRule``)
+    policies: tuple[Any, ...] = ()  # compiled Policy rules (``reconciler.manifests.policies.CompiledRule``)
 
     def __iter__(self) -> Iterator[DesiredResource]:
         return iter(self.resources)

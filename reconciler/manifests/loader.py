@@ -19,10 +19,10 @@ from reconciler.kinds import KIND_SPECS
 from reconciler.manifests import yamlload
 from reconciler.manifests.confine import outside_tree, tree_roots
 from reconciler.manifests.overlay import Variables, apply_patches, collect_variables, substitute
+from reconciler.manifests.policies import check_names, compile_policy
 from reconciler.manifests.validate import cross_document_problems, ownership_of, validate_document
 from reconciler.manifests.yamlload import Problem, YamlDocument, parse_documents, read_file, read_text
 from reconciler.model import DesiredResource, ManifestSet
-from reconciler.policy.rules import check_names, compile_policy  # up a layer: pyproject.toml says why
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"

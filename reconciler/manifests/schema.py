@@ -10,7 +10,7 @@ Shaped for editors (the YAML language server) as much as for validators:
   (``{var: NAME}`` as a whole value, ``${var.NAME}`` inside a string) wherever a value goes except a
   secret (a variable is never a secret) and ``kind``.
 - ``$id`` is stable (it does not change with the version), so an editor setting can name it.
-- ``kind: Policy`` (``reconciler.policy.rules``) is a document of the tree too.
+- ``kind: Policy`` (``reconciler.manifests.policies``) is a document of the tree too.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pydantic import TypeAdapter
 
 from reconciler.manifests.fields import SECRET_SCHEMA
 from reconciler.manifests.models import DOCUMENT_KINDS, KIND_MODELS
+from reconciler.manifests.policies import Policy
 from reconciler.model import SPACED_KINDS
-from reconciler.policy.rules import Policy  # up a layer: pyproject.toml says why
 
 SCHEMA_ID = "https://reconciler.dev/schemas/manifest.json"
 _DEFS = "#/definitions/{model}"
