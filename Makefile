@@ -29,9 +29,11 @@ $(RUNTIME_STAMP): pyproject.toml requirements-pip.lock requirements.lock
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(RUNTIME_STAMP)
 
+# lint-imports: the layers' contracts in pyproject.toml ([tool.importlinter]); the graph is built afresh each time.
 lint: install
 	$(VENV)/bin/ruff check reconciler tests benchmarks
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 test: install lint
 	$(VENV)/bin/pytest -n 2 tests

@@ -3,15 +3,14 @@ accounts"): each loaded before any request, planned concurrently, applied in ``a
 
 Concurrency is by account: the environments of one account (``Target.account``: one endpoint, one
 key variable) share one client, so one rate budget and one in-flight limit, and are planned one after
-the other on it; different accounts are planned at once, each client on its own event loop in a
-thread of its own (a client's loop runs one coroutine at a time: ``ApiClient.run``).
+the other on it; different accounts are planned at once, their clients on one event loop (no thread):
+while one account's answers are awaited, another's are read or planned.
 """
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
@@ -101,58 +100,35 @@ class Planned:
 
 
 def plan_all(chosen: Sequence[Target], loaded: Mapping[str, ManifestSet], options: Mapping[str, PlanOptions],
-             connect: Callable[[Connection], ApiClient],
-             after: Callable[[Target, ApiClient, Planned], Planned] = lambda t, c, p: p) -> dict[str, Planned]:
-    """Every environment planned: accounts at once, the environments of one account one after the other
-    on its client. ``connect`` is called here, in the caller's thread (the command's telemetry is
-    there); ``after`` runs on the environment's client once it is planned (a rehearsal). An
-    environment's failure is its result, not the others'."""
+             connect: Callable[[Connection, asyncio.Runner], ApiClient]) -> dict[str, Planned]:
+    """Every environment planned: accounts at once on one event loop, the environments of one account
+    one after the other on its client. ``connect(conn, runner)`` makes an account's client on the
+    run's loop (``runner``). An environment's failure is its result, not the others'."""
     by_account: dict[tuple[str, str], list[Target]] = {}
     for target in chosen:
         by_account.setdefault(target.account, []).append(target)
     results: dict[str, Planned] = {}
-    with ExitStack() as stack:
+
+    async def plan_account(client: ApiClient, group: Sequence[Target]) -> None:
+        for target in group:
+            try:
+                live, plan = await workflow.read_and_plan(loaded[target.name], client, options[target.name])
+                results[target.name] = Planned(target.name, plan, live)
+            except ReconcilerError as exc:
+                results[target.name] = Planned(target.name, error=exc)
+
+    async def plan_accounts(clients: Mapping[tuple[str, str], ApiClient]) -> None:
+        await asyncio.gather(*(plan_account(client, by_account[account]) for account, client in clients.items()))
+
+    with asyncio.Runner() as runner, ExitStack() as stack:  # the clients close before the loop
         clients: dict[tuple[str, str], ApiClient] = {}
         for account, group in by_account.items():
             try:
-                clients[account] = stack.enter_context(connect(group[0].conn))
+                clients[account] = stack.enter_context(connect(group[0].conn, runner))
             except ReconcilerError as exc:
                 results.update({t.name: Planned(t.name, error=exc) for t in group})
-
-        def plan_group(account: tuple[str, str]) -> None:
-            client = clients[account]
-            for target in by_account[account]:
-                try:
-                    live, plan = workflow.plan_against(loaded[target.name], client, options[target.name])
-                    results[target.name] = after(target, client, Planned(target.name, plan, live))
-                except ReconcilerError as exc:
-                    results[target.name] = Planned(target.name, error=exc)
-
-        _concurrently([functools.partial(plan_group, account) for account in clients])
+        runner.run(plan_accounts(clients))
     return {t.name: results[t.name] for t in chosen}
-
-
-def _concurrently(work: Sequence[Callable[[], None]]) -> None:
-    """Run each piece of work in a thread of its own (one alone runs here) and wait for all. An
-    exception that escapes a piece (a bug: an environment's failure is its result) is raised here."""
-    if len(work) == 1:
-        work[0]()
-        return
-    failures: list[BaseException] = []
-
-    def guarded(piece: Callable[[], None]) -> None:
-        try:
-            piece()
-        except BaseException as exc:  # handed to the caller's thread
-            failures.append(exc)
-
-    threads = [threading.Thread(target=guarded, args=(piece,), daemon=True) for piece in work]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if failures:
-        raise failures[0]
 
 
 def counts(result: Planned) -> dict[str, Any]:

@@ -26,7 +26,6 @@ from reconciler.client.live import read_live, user_fields
 from reconciler.errors import ConfigError
 from reconciler.files import inside, safe_component, write_private
 from reconciler.kinds import ACCOUNT_WIDE, DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
-from reconciler.manifests.commands import plural
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
@@ -169,7 +168,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
     listing = client.run(read_live(client, ReadScope(spaces=frozenset(chosen))))
     names: dict[str, Any] = {  # the spaced kinds' ReadScope fields
-        spec.table: frozenset((listing.space_name(sid), n) for sid, n in getattr(listing, spec.table))
+        spec.table: frozenset((listing.space_name(sid), n) for sid, n in listing.table(spec.name))
         for spec in KIND_SPECS.values() if spec.spaced}
     live = client.run(read_live(client, ReadScope(spaces=frozenset(chosen), **names)))
     everything = _all_addresses(live, chosen)
@@ -203,7 +202,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         if not docs:
             return
         path = save(rel, dump_documents(docs))
-        written.append(f"wrote {path} ({plural(len(docs), 'resource')})")
+        written.append(f"wrote {path} ({shown.plural(len(docs), 'resource')})")
 
     notes: list[str] = []
     integrations = []
@@ -240,7 +239,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
             write(f"{folder}/{KIND_SPECS[kind].table}.yaml", docs)
     if env or notes:
         save("secrets.env.example", env_file(env, notes))
-        written.append(f"wrote {out / 'secrets.env.example'} ({plural(len(set(env)), 'variable')} to set)")
+        written.append(f"wrote {out / 'secrets.env.example'} ({shown.plural(len(set(env)), 'variable')} to set)")
     return written
 
 
@@ -289,7 +288,7 @@ def _all_addresses(live: LiveState, spaces: list[str]) -> list[str]:
     found += [address_of(doc) for doc in restriction_manifests(live)]
     for spec in KIND_SPECS.values():
         if spec.spaced:
-            found += [f"{spec.name}/{live.space_name(sid)}/{name}" for (sid, name) in getattr(live, spec.table)
+            found += [f"{spec.name}/{live.space_name(sid)}/{name}" for (sid, name) in live.table(spec.name)
                       if live.space_name(sid) in spaces]
     return sorted(found)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Protocol, TypeVar
 
 
@@ -22,6 +23,16 @@ class _Kinded(Protocol):
 _K = TypeVar("_K", bound=_Kinded)
 
 
+class Recovery(Enum):
+    """How apply learns whether an ambiguous POST creating one of a kind took effect
+    (``reconciler.apply.recover``): its collection is listed and the object found by name, among
+    those of its space (a spaced kind) or of its identity's first field (an integration's type)."""
+
+    BY_NAME = "by name"  #: the listed object is what the create answers
+    BY_NAME_THEN_READ = "by name, then read"  #: read by id too: the create answers with the latest version
+    RESEND = "resend"  #: the POST is idempotent: it is simply sent again
+
+
 @dataclass(frozen=True)
 class KindSpec:
     """What the layers need to know of one resource kind.
@@ -29,7 +40,8 @@ class KindSpec:
     name: the manifest's ``kind``. spaced: it lives in a space (identity ``(space, name)``; listed per
     space); otherwise it is account-wide. identity: the document fields that, after the kind, make
     its identity (``("type", "name")`` for an integration). table: its ``LiveState`` attribute
-    (keyed by ``(space_id, name)`` for a spaced kind). collection: its API collection path.
+    (keyed by ``(space_id, name)`` for a spaced kind; ``LiveState.table(kind)`` finds it by the kind's
+    name), its ``ReadScope`` field when spaced, export's file name. collection: its API collection path.
     renamable: it takes ``aliases`` (the API can rename it). delete_rank: its place among deletes
     (lower first; deletes run after every create and update). secrets: its documents hold
     write-only secrets (``--rotate``, ``--since`` and the secret checks look at them; export writes
@@ -38,7 +50,8 @@ class KindSpec:
     follow it, and a name it gives must be an LLM integration. unstored: the top-level document
     fields the API does not store (a dataset's ``experiment_retention``: the reconciler acts on it):
     live state cannot say what they were, so a policy's ``before`` takes them from the tree at
-    ``--since REF`` (``reconciler.manifests.history.unstored_at``).
+    ``--since REF`` (``reconciler.manifests.history.unstored_at``). recover: how an ambiguous
+    create (a POST to ``collection``) is found out (``Recovery``).
     """
 
     name: str
@@ -51,6 +64,7 @@ class KindSpec:
     secrets: bool = False
     refers: str | None = None
     unstored: tuple[str, ...] = ()
+    recover: Recovery = Recovery.BY_NAME
 
     @property
     def list_key(self) -> str:
@@ -66,14 +80,15 @@ class KindSpec:
 INTEGRATION = KindSpec("Integration", spaced=False, identity=("type", "name"), table="integrations",
                        collection="/v2/integrations", renamable=True, delete_rank=5, secrets=True)
 PROMPT = KindSpec("Prompt", spaced=True, identity=("space", "name"), table="prompts", collection="/v2/prompts",
-                  renamable=False, delete_rank=3)
+                  renamable=False, delete_rank=3, recover=Recovery.BY_NAME_THEN_READ)
 DATASET = KindSpec("Dataset", spaced=True, identity=("space", "name"), table="datasets", collection="/v2/datasets",
                    renamable=True, delete_rank=4, unstored=("experiment_retention",))
 EVALUATOR = KindSpec("Evaluator", spaced=True, identity=("space", "name"), table="evaluators",
                      collection="/v2/evaluators", renamable=True, delete_rank=2,
-                     refers="template_config.llm_config.integration")
+                     refers="template_config.llm_config.integration", recover=Recovery.BY_NAME_THEN_READ)
 RESTRICTION = KindSpec("ResourceRestriction", spaced=False, identity=("resource_type", "resource_id"),
-                       table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1)
+                       table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1,
+                       recover=Recovery.RESEND)
 
 KIND_SPECS: Mapping[str, KindSpec] = {k.name: k for k in (INTEGRATION, PROMPT, DATASET, EVALUATOR, RESTRICTION)}
 

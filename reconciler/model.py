@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from reconciler.errors import ResponseError, SecretError
-from reconciler.kinds import DATASET, KIND_SPECS
+from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
 from reconciler.kinds import SPACED_KINDS as SPACED_KINDS  # the registry's, known here too
 
 
@@ -174,7 +174,7 @@ class ManifestSet:
     paths: tuple[str, ...] = ()  # what was loaded (files, directories or "-")
     ownership: Ownership | None = None  # the tree's Ownership document, when it has one
     warnings: tuple[str, ...] = ()  # said on stderr, never an error (an unused --var)
-    policies: tuple[Any, ...] = ()  # compiled Policy rules (``reconciler.policy.rules.CompiledRule``)
+    policies: tuple[Any, ...] = ()  # compiled Policy rules (``reconciler.manifests.policies.CompiledRule``)
 
     def __iter__(self) -> Iterator[DesiredResource]:
         return iter(self.resources)
@@ -452,6 +452,23 @@ class LiveState:
     restrictions: dict[tuple[str, str], RestrictionObject] = field(default_factory=dict)  # (type, resource_id)
     requests: int = 0  # HTTP requests the read made (one per call; retries not included)
     retries: int = 0  # extra attempts the read needed (429 waits, 5xx and connection retries)
+
+    def tables(self) -> dict[str, dict[tuple[str, str], Any]]:
+        """Each registered kind's table (``reconciler.kinds``), keyed by the kind's name: its live
+        objects by identity, ``(space_id, name)`` for a spaced kind."""
+        return {INTEGRATION.name: self.integrations, PROMPT.name: self.prompts, DATASET.name: self.datasets,
+                EVALUATOR.name: self.evaluators, RESTRICTION.name: self.restrictions}
+
+    def table(self, kind: str) -> dict[tuple[str, str], Any]:
+        """One kind's table (``tables()``)."""
+        return self.tables()[kind]
+
+    def copy(self) -> LiveState:
+        """A copy whose tables are copies too, to change without changing this state (the view with
+        renames applied, the state read again after apply)."""
+        return replace(self, integrations=dict(self.integrations), prompts=dict(self.prompts),
+                       datasets=dict(self.datasets), evaluators=dict(self.evaluators),
+                       restrictions=dict(self.restrictions))
 
     def space_id(self, name_or_id: str) -> str | None:
         """Resolve a manifest's space (exact name first, then id)."""

@@ -12,6 +12,8 @@ format shows it: the one place where it is escaped (docs/security.md, "Names in 
 - ``md_text``: prose in Markdown: one line; each character of markup (``<``, ``&``, ``|``, ``*``,
   a backtick, a backslash, the ``]`` of a link, ``~~``) as a numeric entity.
 - JSON: ``json.dumps`` escapes control characters itself; nothing to add.
+
+And ``plural``: a count with its noun, as the lines commands write say it.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ def md_code(value: str) -> str:
 def md_html(value: str) -> str:
     """``value`` inside an HTML element of a Markdown document."""
     return html.escape(text(value), quote=True).replace("|", "&#124;")
+
+
+def plural(n: int, word: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def md_text(value: str) -> str:

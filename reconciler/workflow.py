@@ -3,6 +3,7 @@ convergence. The CLI parses flags and prints; everything it runs is here."""
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import os
 from collections.abc import Callable, Sequence
@@ -43,8 +44,9 @@ class Connection:
 
 
 def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[str], None] | None = None,
-            trace: bool | None = None, telemetry: Telemetry | None = None) -> ApiClient:
-    """A client for the connection. ``on_event`` hears retries and waits as they happen; with
+            trace: bool | None = None, telemetry: Telemetry | None = None,
+            runner: asyncio.Runner | None = None) -> ApiClient:
+    """A client for the connection (on ``runner``'s event loop when given: shared with other clients). ``on_event`` hears retries and waits as they happen; with
     ``trace`` (default: whenever ``on_event`` is given) every request too. ``telemetry`` (the
     command's, or ``watch``'s) observes the client's exchanges, and the steps given this client
     report to it (``reporter``)."""
@@ -57,7 +59,8 @@ def connect(conn: Connection, *, read_only: bool = False, on_event: Callable[[st
     # under --log-format json each request is a structured ``request`` event, not a line
     as_events = traced and telemetry is not None and telemetry.log_format == "json"
     client = open_client(endpoint, key, read_only=read_only, parallelism=conn.parallelism, on_event=on_event,
-                         trace=traced and not as_events, ca_file=conn.ca_file, connect_timeout=conn.timeout)
+                         trace=traced and not as_events, ca_file=conn.ca_file, connect_timeout=conn.timeout,
+                         runner=runner)
     if telemetry is not None:  # --metrics-file, --log-format json, watch
         telemetry.attach(client, log_requests=as_events)
         client.reporter = telemetry
@@ -143,8 +146,15 @@ def check_plan_secrets(plan: Plan, manifests: ManifestSet | None) -> None:
 
 
 def plan_against(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:
-    live = client.run(read_live(client, manifests.read_scope(), manifests))
-    planned = judge(guard_integrations(make_plan(manifests, live, options), live, client), manifests,
+    """Read live state and plan against it, on the client's loop (``read_and_plan``)."""
+    return client.run(read_and_plan(manifests, client, options))
+
+
+async def read_and_plan(manifests: ManifestSet, client: ApiClient, options: PlanOptions) -> tuple[LiveState, Plan]:
+    """The live state the manifests need and the plan against it, under every guard (the integration
+    guard, the policies); the resource gauges of the client's telemetry set."""
+    live = await read_live(client, manifests.read_scope(), manifests)
+    planned = judge(await guard_integrations(make_plan(manifests, live, options), live, client), manifests,
                     reporter(client))
     if (observer := reporter(client)) is not None:
         observer.observe_plan(manifests, planned, log=True)
@@ -172,7 +182,7 @@ def _replacement_of(target: str, delete: Operation, plan: Plan) -> bool:
     return any(ops[m.group(1)].address == delete.address for m in REF_RE.finditer(target) if m.group(1) in ops)
 
 
-def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
+async def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
     """No plan deletes or replaces an integration that a live evaluator uses (declared or not, in
     any space), unless the same plan first moves that evaluator to another integration: the
     delete then waits for the move. Reads the account's evaluators only when such a delete exists."""
@@ -183,7 +193,7 @@ def guard_integrations(plan: Plan, live: LiveState, client: ApiClient) -> Plan:
              if op.method == "POST" and op.path.endswith("/versions")}
     refusals: dict[str, list[str]] = {}
     waits: dict[str, list[str]] = {}
-    for integration_id, space, name, evaluator_id in client.run(read_integration_users(client, live)):
+    for integration_id, space, name, evaluator_id in await read_integration_users(client, live):
         delete = deletes.get(integration_id)
         if delete is None:
             continue

@@ -67,8 +67,8 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     "reconciler/telemetry.py": None,
     # what decides a write, a refusal or a decision shown: not all run yet, see docs/testing.md
     "reconciler/policy/evaluate.py": None,
-    "reconciler/policy/fields.py": None,
-    "reconciler/policy/rules.py": None,
+    "reconciler/manifests/policy_fields.py": None,
+    "reconciler/manifests/policies.py": None,
     "reconciler/pull/engine.py": None,
     "reconciler/pull/since.py": None,
     "reconciler/pull/yamledit.py": None,

@@ -64,7 +64,7 @@ ALLOWED_CONSTANT_COMPARISONS = {
     # restrictions are re-listed whole and have no id of their own (2); a dataset's experiments are
     # operations of their own, re-read by retention, never deleted as a resource (3)
     "apply/confirm.py": 8,
-    "cli_pull.py": 1,  # --unmanaged-to exports by address, and a restriction is exported with its prompt
+    "cli/pull.py": 1,  # --unmanaged-to exports by address, and a restriction is exported with its prompt
     # a dataset's examples file is read at load; the Ownership document is no resource; the Ownership's
     # globs match an integration by name, a restriction by type/id (3)
     "manifests/validate.py": 5,
@@ -134,7 +134,9 @@ def test_every_registered_kind_has_its_step_in_every_layer() -> None:
               "client.live essence": dict.fromkeys(ESSENCE_KINDS)}
     missing = {name: sorted(set(KINDS) - set(table)) for name, table in tables.items() if set(KINDS) - set(table)}
     assert missing == {}
+    live = LiveState()
+    assert tuple(live.tables()) == KINDS
     for spec in KIND_SPECS.values():
-        assert isinstance(getattr(LiveState(), spec.table), dict), spec.name
+        assert live.table(spec.name) is getattr(live, spec.table), spec.name  # the attribute the spec names
         if spec.spaced:
             assert spec.table in ReadScope.__dataclass_fields__, spec.name

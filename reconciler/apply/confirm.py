@@ -9,7 +9,6 @@ restriction re-lists the restrictions; a deleted resource is checked with a GET 
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
@@ -55,9 +54,7 @@ async def reread_touched(plan: Plan, live: LiveState, responses: dict[str, Any],
                    desired: ManifestSet | None = None) -> LiveState:
     """A copy of ``live`` with every resource the applied plan touched read again (examples
     compared with ``desired``'s as they arrive, as ``read_live`` does)."""
-    fresh = copy.copy(live)
-    for spec in KIND_SPECS.values():
-        setattr(fresh, spec.table, dict(getattr(live, spec.table)))
+    fresh = live.copy()
     jobs: list[Task] = []
     by_address: dict[str, list[Operation]] = {}
     for op in plan.operations:
@@ -135,7 +132,7 @@ def _check_deleted(fresh: LiveState, op: Operation, client: ApiClient) -> Task:
         if op.kind == RESTRICTION.name or not await _gone(client, op.path):
             return
         resource_id = op.path.rsplit("/", 1)[1]
-        for table in (getattr(fresh, spec.table) for spec in KIND_SPECS.values() if spec is not RESTRICTION):
+        for table in (fresh.table(spec.name) for spec in KIND_SPECS.values() if spec is not RESTRICTION):
             for k in [k for k, v in table.items() if v.id == resource_id]:
                 table.pop(k, None)
 
@@ -174,7 +171,7 @@ class _Touched:
 
 def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: dict[str, Any],
             client: ApiClient, wanted: dict[tuple[str, str], tuple[str, list[Any]]]) -> Task:
-    existing = getattr(fresh, KIND_SPECS[key[0]].table).get(tuple(key[1:]))
+    existing = fresh.table(key[0]).get((key[1], key[2]))
     touched = _Touched(fresh, key, ops, _created(ops, responses), client, wanted, existing)
     return lambda: REREADS[key[0]](touched)
 
@@ -191,13 +188,14 @@ async def _reread_integration(t: _Touched) -> None:
                 t.fresh.integrations.pop((other, t.key[2]), None)
 
 
-def _reread_by_id(table: str, read: Callable[[ApiClient, str], Awaitable[Any]]) -> Callable[[_Touched], Awaitable[None]]:
+def _reread_by_id(read: Callable[[ApiClient, str], Awaitable[Any]]) -> Callable[[_Touched], Awaitable[None]]:
     """A prompt or an evaluator: read again by id (its create's, else the live one's) with its latest version."""
     async def reread(t: _Touched) -> None:
-        current = getattr(t.fresh, table).get(t.live_key)
+        table = t.fresh.table(t.key[0])
+        current = table.get(t.live_key)
         obj_id = t.created or (current.id if current else None)
         if obj_id:
-            getattr(t.fresh, table)[t.live_key] = await read(t.client, obj_id)
+            table[t.live_key] = await read(t.client, obj_id)
     return reread
 
 
@@ -226,6 +224,6 @@ async def _reread_dataset(t: _Touched) -> None:
 #: How each registered kind (``reconciler.kinds``) is read again after apply; restrictions are listed
 #: again as a whole (``_relist_restrictions``) whenever the plan touched one.
 REREADS: Mapping[str, Callable[[_Touched], Awaitable[None]]] = {
-    "Integration": _reread_integration, "Prompt": _reread_by_id("prompts", read_prompt), "Dataset": _reread_dataset,
-    "Evaluator": _reread_by_id("evaluators", read_evaluator), "ResourceRestriction": _nothing,
+    "Integration": _reread_integration, "Prompt": _reread_by_id(read_prompt), "Dataset": _reread_dataset,
+    "Evaluator": _reread_by_id(read_evaluator), "ResourceRestriction": _nothing,
 }

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from reconciler.client.http import ApiClient
+from reconciler.kinds import KIND_SPECS, KindSpec, Recovery
 from reconciler.model import DatasetVersionObject, EvaluatorVersionObject, PromptVersionObject
 from reconciler.plan.context import canonical
 from reconciler.plan.prompts import VERSION_FIELDS
@@ -41,7 +42,7 @@ def recover_for_patch(client: ApiClient, path: str, body: Any, not_before: datet
 
 
 async def _nothing_made() -> None:
-    """A restriction's POST is idempotent: after an ambiguous failure it is simply sent again."""
+    """An idempotent POST (``Recovery.RESEND``): after an ambiguous failure it is simply sent again."""
     return None
 
 
@@ -52,24 +53,35 @@ def _parse_time(value: str | None) -> datetime | None:
         return None
 
 
-def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
-    """A recover function for a POST, or None when the POST is idempotent (resource restrictions)."""
-    if path == "/v2/resource-restrictions":
+#: Each kind by the collection its creates are POSTed to.
+_CREATED_AT: Mapping[str, KindSpec] = {spec.collection: spec for spec in KIND_SPECS.values()}
+
+
+def _created(client: ApiClient, spec: KindSpec, body: Any) -> Recover | None:
+    """A create of ``spec``'s kind, found out as its ``recover`` rule says."""
+    if spec.recover is Recovery.RESEND:
         return _nothing_made
     if not isinstance(body, dict):
         return None
-    if path == "/v2/integrations":
-        return lambda: client.find_by_name(path, "integrations", str(body.get("name")), {"type": body.get("type")})
-    if path in ("/v2/prompts", "/v2/evaluators", "/v2/datasets"):
-        plural = path.rsplit("/", 1)[1]
+    scope = "space_id" if spec.spaced else spec.identity[0]
 
-        async def by_name() -> Any | None:
-            found = await client.find_by_name(path, plural, str(body.get("name")), {"space_id": body.get("space_id")})
-            if found is None or plural == "datasets":
-                return found
-            return await client.get(f"{path}/{found['id']}")  # with its version, as the create returns it
+    async def by_name() -> Any | None:
+        found = await client.find_by_name(spec.collection, spec.list_key, str(body.get("name")),
+                                          {scope: body.get(scope)})
+        if found is None or spec.recover is Recovery.BY_NAME:
+            return found
+        return await client.get(f"{spec.collection}/{found['id']}")  # with its version, as the create returns it
 
-        return by_name
+    return by_name
+
+
+def recover_for(client: ApiClient, path: str, body: Any) -> Recover | None:
+    """A recover function for a POST, or None when nothing can tell."""
+    spec = _CREATED_AT.get(path)
+    if spec is not None:
+        return _created(client, spec, body)
+    if not isinstance(body, dict):
+        return None
     if m := re.fullmatch(r"/v2/prompts/([^/]+)/versions", path):
         async def prompt_version() -> Any | None:
             newest = (await client.get(path, {"limit": 1})).get("prompt_versions") or []

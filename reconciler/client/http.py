@@ -247,6 +247,7 @@ class ApiClient:
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        runner: asyncio.Runner | None = None,
     ) -> None:
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
@@ -274,7 +275,10 @@ class ApiClient:
         # what the httpx client already sends on every request need not be given again per request
         self._per_request_headers = http.headers.get("user-agent") != USER_AGENT
         self._per_request_timeout = http.timeout != timeout
-        self._runner: asyncio.Runner | None = None
+        # the loop every call runs on: its own, made on first use and closed by ``close``, or one
+        # shared with other clients (``runner``: several accounts read at once), closed by its owner
+        self._runner = runner
+        self._owns_runner = runner is None
         #: Told ``(method, path)`` after every exchange that got an answer (the CLI's progress display).
         self.on_request: Callable[[str, str], None] | None = None
         #: Told an ``Exchange`` after every exchange that got an answer, retries included (telemetry).
@@ -303,7 +307,7 @@ class ApiClient:
         try:
             self.run(self._shutdown())
         finally:
-            if self._runner is not None:
+            if self._runner is not None and self._owns_runner:
                 self._runner.close()
                 self._runner = None
 
@@ -861,10 +865,12 @@ def open_client(
     trace: bool = False,
     ca_file: str | None = None,
     connect_timeout: float | None = None,
+    runner: asyncio.Runner | None = None,
 ) -> ApiClient:
     """An ``ApiClient`` for an endpoint: a real base URL over httpx's own transport (TLS verified,
     proxies from the environment honoured except for a loopback endpoint), or the emulator persisted in ``endpoint.emulator_db``
-    served in-process (``inprocess.InProcessTransport``). ``close()`` the client when done."""
+    served in-process (``inprocess.InProcessTransport``), on ``runner``'s loop when given (shared with
+    other clients). ``close()`` the client when done."""
     timeout = DEFAULT_TIMEOUT if connect_timeout is None else httpx.Timeout(30.0, connect=connect_timeout)
     if endpoint.emulator_db is not None:
         from reconciler.client.inprocess import emulator_transport
@@ -876,4 +882,4 @@ def open_client(
     else:
         raise ConfigError(HOW_TO_CONFIGURE)
     return ApiClient(http, read_only=read_only, parallelism=parallelism, on_event=on_event, trace=trace,
-                     timeout=timeout)
+                     timeout=timeout, runner=runner)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import select
+import socket
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -52,6 +53,7 @@ class LeanClient:
         self._keep = keep
         self._idle: list[_Connection] = []
         self._open: set[_Connection] = set()
+        self._addresses: list[str] = []  # the host's, resolved once (``_resolved``)
 
     async def request(self, method: str, url: str, *, content: bytes | AsyncIterator[bytes] | None = None,
                       headers: Mapping[str, str] | None = None,
@@ -80,16 +82,32 @@ class LeanClient:
             self._drop(connection)
         loop = asyncio.get_running_loop()
         try:
+            addresses = self._resolved()
             async with asyncio.timeout(limits.connect):
-                _, connection = await loop.create_connection(
-                    _Connection, self._host, self._port, ssl=self.ssl_context,
-                    server_hostname=self._host if self.ssl_context is not None else None)
+                for n, address in enumerate(addresses, 1):
+                    try:
+                        _, connection = await loop.create_connection(
+                            _Connection, address, self._port, ssl=self.ssl_context,
+                            server_hostname=self._host if self.ssl_context is not None else None)
+                        break
+                    except OSError:
+                        if n == len(addresses):
+                            self._addresses = []  # none answered: ask the resolver again next time
+                            raise
         except TimeoutError:
             raise httpx.ConnectTimeout(f"timed out connecting to {self._host}") from None
         except OSError as exc:  # refused, unreachable, DNS (gaierror), TLS (SSLError)
             raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
         self._open.add(connection)
         return connection
+
+    def _resolved(self) -> list[str]:
+        """The host's addresses, asked of the system's resolver once, here: asyncio's own lookup
+        would run in a pool of threads. Each connection tries them in the resolver's order."""
+        if not self._addresses:
+            found = socket.getaddrinfo(self._host, self._port, type=socket.SOCK_STREAM)
+            self._addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+        return self._addresses
 
     def _drop(self, connection: _Connection) -> None:
         connection.close()

@@ -163,7 +163,7 @@ def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[
     async def run() -> list[Task]:
         reads: list[Task] = []
         path, list_key = SPACED_LISTS[kind]
-        table = getattr(live, KIND_SPECS[kind].table)
+        table = live.table(kind)
         for item in await client.paginate(path, list_key, {"space_id": space_id}, limit=LIST_LIMIT):
             obj = _LISTED[kind](item, path)
             key = (space_id, item["name"])
@@ -208,7 +208,7 @@ def minimum_requests(live: LiveState, scope: ReadScope) -> int:
     kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
     for sid in space_ids:
         for kind in kinds:
-            total += pages(sum(1 for s, _ in getattr(live, KIND_SPECS[kind].table) if s == sid))
+            total += pages(sum(1 for s, _ in live.table(kind) if s == sid))
     for key in _declared(live, scope.prompts):
         if key in live.prompts:
             total += pages(live.prompts[key].version_count or 0)

@@ -5,13 +5,13 @@ Public surface:
 - ``check_secrets(ms) -> list[str]`` (unresolvable secret references, oversized header maps)
 - ``manifest_json_schema() -> dict`` (the JSON Schema of one document)
 - ``live_lookups(ms)`` (evaluator integration names the manifests do not declare)
-- ``commands.run_validate`` / ``commands.run_schema`` (the CLI commands)
 
 Modules: ``yamlload`` (YAML with positions and limits), ``models`` (the kinds as pydantic v2 models,
 the provider configs generated from the provider table), ``messages`` (pydantic errors -> problem
 lines in the product's words), ``schema`` (JSON Schema from the models), ``examples`` (dataset
 examples), ``validate`` (document -> DesiredResource, cross-document checks), ``loader`` (files,
-directories, stdin), ``secrets`` (secret checks), ``commands``.
+directories, stdin), ``secrets`` (secret checks). The ``validate`` and ``schema`` commands
+are ``reconciler.cli.validate``.
 
 The names below are imported on first use (PEP 562): ``reconciler.manifests.confine`` alone (the
 CLI's ``--allow-outside-tree``) imports neither pydantic nor the models.

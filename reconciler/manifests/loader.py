@@ -19,6 +19,7 @@ from reconciler.kinds import KIND_SPECS
 from reconciler.manifests import yamlload
 from reconciler.manifests.confine import outside_tree, tree_roots
 from reconciler.manifests.overlay import Variables, apply_patches, collect_variables, substitute
+from reconciler.manifests.policies import check_names, compile_policy
 from reconciler.manifests.validate import cross_document_problems, ownership_of, validate_document
 from reconciler.manifests.yamlload import Problem, YamlDocument, parse_documents, read_file, read_text
 from reconciler.model import DesiredResource, ManifestSet
@@ -182,8 +183,6 @@ def policy_documents(paths: Sequence[str], problems: list[Problem]) -> list[tupl
 def _compile_policies(docs: list[tuple[YamlDocument, str]], problems: list[Problem]) -> tuple[object, ...]:
     if not docs:
         return ()
-    from reconciler.policy.rules import check_names, compile_policy
-
     rules = [rule for doc, base in docs for rule in compile_policy(doc, problems, base)]
     check_names(rules, problems)
     return tuple(rules)

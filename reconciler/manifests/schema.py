@@ -10,7 +10,7 @@ Shaped for editors (the YAML language server) as much as for validators:
   (``{var: NAME}`` as a whole value, ``${var.NAME}`` inside a string) wherever a value goes except a
   secret (a variable is never a secret) and ``kind``.
 - ``$id`` is stable (it does not change with the version), so an editor setting can name it.
-- ``kind: Policy`` (``reconciler.policy.rules``) is a document of the tree too.
+- ``kind: Policy`` (``reconciler.manifests.policies``) is a document of the tree too.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pydantic import TypeAdapter
 
 from reconciler.manifests.fields import SECRET_SCHEMA
 from reconciler.manifests.models import DOCUMENT_KINDS, KIND_MODELS
+from reconciler.manifests.policies import Policy
 from reconciler.model import SPACED_KINDS
 
 SCHEMA_ID = "https://reconciler.dev/schemas/manifest.json"
@@ -151,8 +152,6 @@ def _is_secret(schema: dict[str, Any]) -> bool:
 
 def manifest_json_schema() -> dict[str, Any]:
     """The JSON Schema (Draft-07) of one manifest document: a switch on ``kind``."""
-    from reconciler.policy.rules import Policy  # the policy package imports the manifest models
-
     definitions: dict[str, Any] = {}
     kinds: dict[str, Any] = {}
     for kind, model in {**KIND_MODELS, "Policy": Policy}.items():

@@ -8,9 +8,7 @@ working). Protection happens after: no operation deletes or replaces a protected
 
 from __future__ import annotations
 
-import copy
 from fnmatch import fnmatchcase
-from typing import Any
 
 from reconciler.kinds import EXPERIMENT, KIND_SPECS
 from reconciler.model import DesiredResource, LiveState, Ownership
@@ -26,15 +24,12 @@ def apply_renames(desired: list[DesiredResource], live: LiveState
     errors: list[str] = []
     if not any(r.aliases for r in desired):
         return live, renamed, errors
-    view = copy.copy(live)
-    for spec in KIND_SPECS.values():
-        if spec.renamable:
-            setattr(view, spec.table, dict(getattr(live, spec.table)))
+    view = live.copy()
     for r in desired:
         spec = KIND_SPECS[r.kind]
         if not r.aliases or not spec.renamable:
             continue
-        table: Any = getattr(view, spec.table)
+        table = view.table(r.kind)
         scope: str | None = live.space_id(str(r.space)) if spec.spaced else integration_doc(r).type
         if scope is None:
             continue  # the planner reports the unknown space

@@ -21,7 +21,7 @@ def pin_value(key: list[str], live: LiveState) -> Any:
     bumps on its own never makes a plan stale, while a changed managed field, a new version or a
     re-created object (new id) does."""
     spec = KIND_SPECS.get(key[0])
-    obj = getattr(live, spec.table).get(tuple(key[1:])) if spec is not None else None
+    obj = live.table(spec.name).get((key[1], key[2])) if spec is not None else None
     return None if obj is None else PINS[key[0]](obj, live)
 
 

@@ -13,9 +13,6 @@ the spaced kinds), unless ``--allow-empty``; a protected resource, which prune k
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from reconciler.kinds import ACCOUNT_WIDE, INTEGRATION, KIND_SPECS, PRUNE_ORDER, RESTRICTION, SPACED_KINDS
 from reconciler.model import DesiredResource, LiveState, Ownership
 from reconciler.plan.context import KindPlan, PlanInput, restriction_doc, space_hint
@@ -104,8 +101,7 @@ def unmanaged(desired: list[DesiredResource], live: LiveState, ownership: Owners
         spec = KIND_SPECS[kind]
         if not spec.spaced or kind not in kinds:
             continue
-        table: Mapping[tuple[str, str], Any] = getattr(live, spec.table)
-        for (space_id, name), obj in sorted(table.items()):
+        for (space_id, name), obj in sorted(live.table(kind).items()):
             if space_id not in space_ids:
                 continue
             space = live.space_name(space_id)
@@ -119,7 +115,7 @@ def _emptied(live: LiveState, kind: str, items: list[Unmanaged], space_ids: set[
     """Where pruning would leave none of a kind (``"in space research (3)"``), or "": counted per
     space for the kinds that live in spaces, so one space is never emptied under cover of another."""
     spec = KIND_SPECS[kind]
-    table: dict[tuple[str, Any], Any] = getattr(live, spec.table)
+    table = live.table(kind)
     if not spec.spaced:  # restrictions: only those prune may delete count
         count = sum(1 for (t, _) in table if spec is not RESTRICTION or t in PRUNABLE_RESTRICTIONS)
         return f"in the account ({len(items)})" if len(items) >= count else ""

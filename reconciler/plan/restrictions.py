@@ -64,7 +64,7 @@ def _applied(desired: Sequence[DesiredResource], live: LiveState) -> bool:
             return True
         if spec.spaced and r.space:
             space_id = live.space_id(str(r.space))
-            if space_id is not None and (space_id, r.name) in getattr(live, spec.table):
+            if space_id is not None and (space_id, r.name) in live.table(r.kind):
                 return True
     return False
 

@@ -2,11 +2,11 @@
 resources a plan touches and, with a CEL condition (cel-python), say ``deny``, ``require_approval``
 or ``warn``.
 
-- ``rules``: the Policy document model, its rules compiled and checked against the manifest
-  models at load time (``fields`` names the manifest fields a policy may use);
 - ``evaluate``: the verdicts on a plan, the approvals an apply needs, what ``watch`` holds back.
 
-The loader (``reconciler.manifests.loader``) hands the tree's Policy documents and those of
-``--policy PATH`` here; the workflow attaches the verdicts to the plan (``Plan.policy``); the
-renderers show them (``reconciler.plan.review``).
+The Policy document is read where the tree is: ``reconciler.manifests.policies`` (its model, its
+rules compiled and checked against the manifest models at load time, the tree's and ``--policy
+PATH``'s) and ``reconciler.manifests.policy_fields`` (the manifest fields a policy may use). The
+workflow attaches the verdicts to the plan (``Plan.policy``); the renderers show them
+(``reconciler.plan.review``).
 """

@@ -29,11 +29,11 @@ from typing import Any
 
 from reconciler.errors import PlanError
 from reconciler.kinds import KIND_SPECS
+from reconciler.manifests import policy_fields as F
+from reconciler.manifests.policies import CompiledRule
 from reconciler.model import DesiredResource, ManifestSet, SecretRef
 from reconciler.plan.changes import nested_changes
 from reconciler.plan.model import SENSITIVE, Change, Operation, Plan, Verdict
-from reconciler.policy import fields as F
-from reconciler.policy.rules import CompiledRule
 
 _ORDER = ("replace", "delete", "create", "update")
 

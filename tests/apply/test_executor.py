@@ -27,7 +27,7 @@ def client(handler: Any, **kw: Any) -> ApiClient:
 
 def op(id: str, method: str = "PATCH", path: str | None = None, body: Any = None, depends: tuple[str, ...] = (),
        **kw: Any) -> Operation:
-    return Operation(id=id, action=kw.pop("action", "update"), kind=kw.pop("kind", "Integration"), name=id,
+    return Operation(id=kw.pop("op_id", id), action=kw.pop("action", "update"), kind=kw.pop("kind", "Integration"), name=id,
                      method=method, path=path or f"/v2/things/{id}", body=body, depends_on=depends,
                      address=kw.pop("address", f"Integration/{id}"), **kw)
 
@@ -180,16 +180,16 @@ def test_the_apply_time_is_the_one_given_or_the_start_of_the_apply() -> None:
 
 def test_a_reference_to_a_call_that_failed_to_answer_it_fails_with_the_reference() -> None:
     rec = Recorder({"/v2/a": httpx.Response(200, json={"other": 1})})
-    plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PUT", "/v2/b/${a:id}", {}, ("a",))))
+    plan = Plan(operations=(op("a", "POST", "/v2/a", {}, op_id="a#create"), op("b", "PUT", "/v2/b/${a#create:id}", {}, ("a#create",))))
     report = run_plan(plan, client(rec))
     assert report.outcomes[1].status == FAILED
-    assert report.outcomes[1].detail == "reference ${a:id}: the response of a has no id"
+    assert report.outcomes[1].detail == "reference ${a#create:id}: the response of a#create has no id"
     assert report.outcomes[1].http_status is None
 
 
 def test_the_report_shows_the_path_as_sent_with_real_ids() -> None:
     rec = Recorder({"/v2/a": httpx.Response(201, json={"id": "I7"})})
-    plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PATCH", "/v2/b/${a:id}", {}, ("a",),
+    plan = Plan(operations=(op("a", "POST", "/v2/a", {}, op_id="a#create"), op("b", "PATCH", "/v2/b/${a#create:id}", {}, ("a#create",),
                                                             note="rename")))
     report = run_plan(plan, client(rec))
     assert report.outcomes[1].path == "/v2/b/I7"
@@ -198,7 +198,7 @@ def test_the_report_shows_the_path_as_sent_with_real_ids() -> None:
 
 
 def test_a_call_never_sent_is_described_with_its_planned_path() -> None:
-    planned = op("b", "PATCH", "/v2/b/${a:id}", note="n")
+    planned = op("b", "PATCH", "/v2/b/${a#create:id}", note="n")
     assert describe(planned) == "Integration/b PATCH /v2/b/(known after apply) (n)"
     assert describe(op("c")) == "Integration/c PATCH /v2/things/c"
     assert Outcome(planned, SKIPPED, path="/v2/b/I1").describe() == "Integration/b PATCH /v2/b/I1 (n)"
@@ -347,7 +347,7 @@ def test_parallelism_bounds_the_calls_in_flight(parallelism: int) -> None:
 
 def test_a_refused_call_is_reported_with_the_path_it_was_sent_to() -> None:
     rec = Recorder({"/v2/a": httpx.Response(201, json={"id": "I7"}), "/v2/b/I7": problem(422, "bad")})
-    plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PATCH", "/v2/b/${a:id}", {}, ("a",))))
+    plan = Plan(operations=(op("a", "POST", "/v2/a", {}, op_id="a#create"), op("b", "PATCH", "/v2/b/${a#create:id}", {}, ("a#create",))))
     report = run_plan(plan, client(rec))
     assert report.lines(list_applied=False)[2] == "  Integration/b PATCH /v2/b/I7: 422 Boom: bad"
 
@@ -377,7 +377,7 @@ def test_a_call_lost_on_the_wire_is_reported_with_the_path_it_was_sent_to() -> N
             return httpx.Response(201, json={"id": "I7"})
         raise httpx.ReadError("connection reset")
 
-    plan = Plan(operations=(op("a", "POST", "/v2/a", {}), op("b", "PATCH", "/v2/b/${a:id}", {}, ("a",))))
+    plan = Plan(operations=(op("a", "POST", "/v2/a", {}, op_id="a#create"), op("b", "PATCH", "/v2/b/${a#create:id}", {}, ("a#create",))))
     report = run_plan(plan, client(handler))
     assert report.lines(list_applied=False)[2] == "  Integration/b PATCH /v2/b/I7: PATCH /v2/b/I7: ReadError: connection reset"
 
@@ -442,7 +442,7 @@ def strict_client(handler: Any) -> ApiClient:
 
 
 def create_op(id: str, method: str, path: str, body: Any = None, depends: tuple[str, ...] = (), **kw: Any) -> Operation:
-    return Operation(id=id, action=kw.pop("action", "create"), kind=kw.pop("kind", "Integration"), name=id,
+    return Operation(id=kw.pop("op_id", id), action=kw.pop("action", "create"), kind=kw.pop("kind", "Integration"), name=id,
                      method=method, path=path, body=body, depends_on=depends, address=kw.pop("address", id), **kw)
 
 
@@ -463,8 +463,10 @@ def test_references_resolve_from_earlier_responses_and_secrets_are_read_again(mo
         return httpx.Response(200, json={})
 
     plan = Plan(operations=(
-        create_op("a", "POST", "/v2/prompts", {"name": "a", "api_key": SENSITIVE}, secrets={"/api_key": "env:CANARY_KEY"}),
-        create_op("b", "PUT", "/v2/prompt-versions/${a:version.id}/labels", {"labels": ["x"], "of": "${a:id}"}, ("a",)),
+        create_op("a", "POST", "/v2/prompts", {"name": "a", "api_key": SENSITIVE}, secrets={"/api_key": "env:CANARY_KEY"},
+                  op_id="a#create"),
+        create_op("b", "PUT", "/v2/prompt-versions/${a#create:version.id}/labels", {"labels": ["x"], "of": "${a#create:id}"},
+                  ("a#create",)),
     ))
     report = run_plan(plan, strict_client(handler), parallelism=4)
     assert report.ok
@@ -546,9 +548,10 @@ def test_a_versioned_examples_patch_is_not_sent_twice_after_an_ambiguous_failure
         return httpx.Response(200, json={"completed": True})
 
     plan = Plan(operations=(
-        create_op("v", "PATCH", "/v2/datasets/D1/examples", {"examples": [], "new_version": "v2"}, address="d"),
-        create_op("x", "DELETE", "/v2/datasets/D1/examples", {"dataset_version_id": "${v:dataset_version_id}",
-                                                       "example_ids": ["E1"]}, ("v",), address="d",
+        create_op("v", "PATCH", "/v2/datasets/D1/examples", {"examples": [], "new_version": "v2"}, address="d",
+                  op_id="d#examples"),
+        create_op("x", "DELETE", "/v2/datasets/D1/examples", {"dataset_version_id": "${d#examples:dataset_version_id}",
+                                                       "example_ids": ["E1"]}, ("d#examples",), address="d",
            action="update"),
     ))
     http = httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler))

@@ -1,4 +1,4 @@
-"""Every flag of every command reaches the object it fills (``reconciler/cli_flags.py``): each flag
+"""Every flag of every command reaches the object it fills (``reconciler/cli/flags.py``): each flag
 bound to a ``PlanOptions`` or ``Connection`` field is given alone, with a value that is not its
 default, and that value is found on the object the command hands to the workflow (the planner's
 options, the connection, the watcher's config, the loader's arguments). A flag a command
@@ -15,8 +15,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from reconciler.cli import main
-from reconciler.cli_flags import CONNECTION_FLAGS, PLAN_FLAGS
+from reconciler.cli.flags import CONNECTION_FLAGS, PLAN_FLAGS
+from reconciler.cli.main import main
 
 BOUND = {f.name: ("options", f) for f in PLAN_FLAGS} | {f.name: ("conn", f) for f in CONNECTION_FLAGS}
 REFUSED_BY_WATCH = {"rotate", "rotate_secrets", "since"}  # they would resend secrets every cycle
@@ -54,7 +54,7 @@ def value_for(option: click.Option, tmp_path: Path) -> tuple[list[str], Any]:
 @pytest.fixture
 def reached(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Stand-ins at the workflow's doors, recording what each command hands over."""
-    import reconciler.manifests.commands
+    import reconciler.cli.validate
     import reconciler.watch
     import reconciler.workflow
 
@@ -89,7 +89,7 @@ def reached(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(reconciler.workflow, "load", load)
     monkeypatch.setattr(reconciler.workflow, "prepare_options", prepare_options)
     monkeypatch.setattr(reconciler.workflow, "connect", connect)
-    monkeypatch.setattr(reconciler.manifests.commands, "run_validate", run_validate)
+    monkeypatch.setattr(reconciler.cli.validate, "run_validate", run_validate)
     monkeypatch.setattr(reconciler.watch, "Watcher", Watcher)
     return seen
 

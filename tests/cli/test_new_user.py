@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = {"VENDOR_A_KEY": "k", "AGENT_TOKEN": "t"}
@@ -37,7 +37,7 @@ def without_server_stack(*args: str) -> subprocess.CompletedProcess[str]:
     """``reconciler ARGS`` in a Python where starlette and uvicorn cannot be imported (a plain
     ``pip install reconciler``, without the emulator extra)."""
     code = ("import sys; sys.modules.update(starlette=None, uvicorn=None); "
-            f"sys.argv = ['reconciler', *{list(args)!r}]; from reconciler.cli import main; main()")
+            f"sys.argv = ['reconciler', *{list(args)!r}]; from reconciler.cli.main import main; main()")
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                           env={**os.environ, **SECRETS})
 

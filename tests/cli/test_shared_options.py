@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 COMMANDS = sorted(main.commands)
 METRICS_FILE_COMMANDS = ["apply", "drift", "plan"]  # the one-shot runs a cron job scrapes

@@ -81,7 +81,7 @@ def test_running_a_command_leaves_the_process_environment_as_it_was(monkeypatch:
     and so do the processes it starts."""
     from click.testing import CliRunner
 
-    from reconciler.cli import main
+    from reconciler.cli.main import main
 
     monkeypatch.setenv("VENDOR_A_KEY", "k")
     monkeypatch.setenv("AGENT_TOKEN", "t")

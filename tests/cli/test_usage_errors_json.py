@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 
 @pytest.mark.parametrize(("args", "env", "message"), [

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from clienthelpers import no_sleep
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.client.http import (
     DEFAULT_CONNECT_TIMEOUT,
     MAX_CONNECT_RETRIES,

@@ -261,6 +261,42 @@ def test_a_refused_port_is_a_connect_error_caused_by_the_refusal() -> None:
     assert "connection refused" in cause and not final
 
 
+
+def test_a_name_is_resolved_once_and_its_addresses_tried_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host name is asked of the system's resolver in the loop's thread, once (asyncio's lookup
+    runs in a pool of threads); an address that refuses is passed over for the next; when none
+    answers, the next connection asks the resolver again."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.2", 0))
+        refused = sock.getsockname()[1]
+    asked: list[str] = []
+    addresses = ["127.0.0.2", "127.0.0.1"]
+
+    def resolve(host: str, port: int, *args: Any, **kw: Any) -> list[Any]:
+        asked.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in addresses]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    with Server(lambda s: ok()) as server:
+        if server.port == refused:
+            pytest.skip("the refused port happens to be the server's")
+        client = LeanClient(f"http://api.test:{server.port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=0)
+        answers = run(client, get(), get())
+        assert [a.status_code for a in answers] == [200, 200] and asked == ["api.test"]
+        assert server.seen[0].request.headers[0] == (b"host", f"api.test:{server.port}".encode())
+
+        async def refused_then_moved(c: LeanClient) -> int:
+            with pytest.raises(httpx.ConnectError):
+                await c.request("GET", "/v2/x")
+            addresses[:] = ["127.0.0.1"]  # the name moved: asked again, not the address kept
+            return (await c.request("GET", "/v2/x")).status_code
+
+        addresses[:] = ["127.0.0.2"]
+        asked.clear()
+        again = LeanClient(f"http://api.test:{server.port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=0)
+        assert run(again, refused_then_moved) == [200]
+    assert asked == ["api.test", "api.test"]
+
 @pytest.fixture(scope="module")
 def ca() -> trustme.CA:
     return trustme.CA()

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.conftest import EMULATOR_ADMIN
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -200,3 +200,24 @@ def test_provider_change_is_a_replacement_that_runs_only_with_allow_replace(cli:
     replaced = cli("apply", str(tree), "--auto-approve", "--allow-replace")
     assert replaced.exit_code == 0, replaced.output
     assert cli("plan", str(tree), "--detailed-exitcode").exit_code == 0
+
+
+def test_text_shaped_like_a_reference_is_sent_as_written_and_converges(cli: Cli, tree: Path,
+                                                                       server: tuple[str, Any]) -> None:
+    """A template's ``${name}`` placeholder and ``$${var.x}``'s literal are the manifest's text, not
+    values apply fills in: shown, sent and read back as written."""
+    (tree / "research" / "templated.yaml").write_text(
+        "kind: Prompt\nspace: research\nname: templated\n"
+        'description: "literal $${var.env} beside ${name}"\n'
+        "version:\n  commit_message: first\n  provider: VENDOR_A\n  model: model-large\n"
+        '  messages:\n    - {role: user, content: "Hello ${user_name}, about ${ticket:id}"}\n')
+    planned = cli("plan", str(tree))
+    assert 'description = "literal ${var.env} beside ${name}"' in planned.stdout, planned.output
+    assert "Hello ${user_name}, about ${ticket:id}" in planned.stdout
+    applied = cli("apply", str(tree), "--auto-approve")
+    assert applied.exit_code == 0, applied.output
+    prompts = httpx.get(f"{server[0]}/v2/prompts", headers={"Authorization": f"Bearer {ENV['RECONCILER_API_KEY']}"},
+                        params={"name": "templated"}).json()["prompts"]
+    assert [p["description"] for p in prompts] == ["literal ${var.env} beside ${name}"]
+    again = cli("plan", str(tree), "--detailed-exitcode")
+    assert again.exit_code == 0, again.output

@@ -22,7 +22,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.emulator.core import Emulator
 from tests.conftest import EMULATOR_ADMIN
 

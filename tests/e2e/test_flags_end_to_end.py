@@ -23,7 +23,7 @@ import pytest
 import trustme
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.conftest import EMULATOR_ADMIN, free_port
 from tests.e2e.conftest import ENV, ROOT
 from tests.e2e.test_cli_e2e import edit

@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.watch.helpers import parse_metrics
 
 Cli = Callable[..., Result]

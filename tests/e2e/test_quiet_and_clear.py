@@ -11,11 +11,11 @@ from typing import Any
 
 from click.testing import Result
 
+from reconciler.cli.progress import read_progress, request_kind
 from reconciler.client.http import open_client
 from reconciler.client.live import read_live
 from reconciler.client.settings import Endpoint
 from reconciler.manifests import load_manifests
-from reconciler.progress import read_progress, request_kind
 from tests.conftest import EMULATOR_ADMIN
 from tests.e2e.test_cli_e2e import edit
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.emulator.core import Emulator
 from tests.conftest import EMULATOR_ADMIN
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.conftest import ADMIN, EMULATOR_ADMIN, running_emulator
 
 KEYS = {"MAIN_API_KEY": ADMIN, "LAB_API_KEY": ADMIN}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -35,15 +35,15 @@ def test_plan_all_plans_each_environment_in_a_section_and_counts_them_in_one_tab
 
 def test_two_environments_of_one_account_share_one_client(
         project: dict[str, Any], cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
-    from reconciler import cli_common
+    from reconciler.cli import common
 
     opened: list[str] = []
 
     def counted(conn: Any, **kw: Any) -> Any:
         opened.append(conn.base_url)
-        return cli_common.connect(conn, **kw)
+        return common.connect(conn, **kw)
 
-    monkeypatch.setattr("reconciler.cli.connect", counted)
+    monkeypatch.setattr("reconciler.cli.main.connect", counted)
     assert cli("plan", "--all").exit_code == 0
     assert sorted(opened) == sorted(project["accounts"].values())  # main's two environments: one client
 
@@ -138,6 +138,26 @@ def test_drift_all_says_one_line_per_environment_and_exits_2_when_one_drifted(
     synced = cli("drift", "--all")
     assert (synced.exit_code, synced.output) == (0, "staging: in sync\nproduction: in sync\nresearch: in sync\n")
 
+
+
+def test_quiet_shows_only_the_environments_with_changes_drift_or_errors(
+        project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    assert cli("apply", "--env", "staging", "--auto-approve").exit_code == 0
+
+    planned = cli("plan", "--all", "-q")
+    assert planned.exit_code == 0, planned.output
+    assert "=== environment staging" not in planned.output
+    assert "=== environment production" in planned.output and "=== environment research" in planned.output
+    assert set(rows(planned.output)) == {"staging", "production", "research"}  # the table counts them all
+    drifted = cli("drift", "--all", "-q")
+    assert drifted.exit_code == 2
+    assert [line.split(":")[0] for line in drifted.output.splitlines()] == ["production", "research"]
+
+    assert cli("apply", "--all", "--auto-approve").exit_code == 0
+    for command in ("plan", "drift"):
+        for fmt in ("text", "markdown", "json"):
+            quiet = cli(command, "--all", "-q", "--format", fmt)
+            assert (quiet.exit_code, quiet.output) == (0, ""), (command, fmt)
 
 def test_plan_all_markdown_shows_an_environment_that_failed_in_its_section(
         project: dict[str, Any], cli: Callable[..., Result]) -> None:

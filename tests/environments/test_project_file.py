@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from reconciler import project
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.client.settings import REGIONS
 from reconciler.errors import ConfigError, ManifestError
 

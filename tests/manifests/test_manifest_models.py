@@ -158,7 +158,7 @@ def test_every_bad_manifest_is_refused_by_plan_and_apply_before_any_request(
     from click.testing import CliRunner
 
     import reconciler.workflow
-    from reconciler.cli import main
+    from reconciler.cli.main import main
 
     def no_connection(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a request was about to be sent for a bad manifest")

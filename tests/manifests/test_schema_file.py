@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

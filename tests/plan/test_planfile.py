@@ -283,9 +283,9 @@ def test_a_path_with_a_reference_to_an_earlier_response_is_an_api_path(tmp_path:
     b.update(method="PATCH", action="update", path="/v2/integrations/${" + a["id"] + ":id}", depends_on=[a["id"]])
     plan = read_plan_file(write(tmp_path, data))
     assert plan.operations[1].path == "/v2/integrations/${Integration/LLM/a#create:id}"
-    b["path"] = "/v2/integrations/${x}/../admin"
+    b["path"] = "/v2/integrations/${" + a["id"] + ":id}/../admin"
     assert problems(tmp_path, data) == [
-        f"operation {b['id']!r}: path '/v2/integrations/${{x}}/../admin' holds a '.' or '..' segment"]
+        f"operation {b['id']!r}: path {b['path']!r} holds a '.' or '..' segment"]
 
 
 @pytest.mark.parametrize(("pointer", "shown"), [

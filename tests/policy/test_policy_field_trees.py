@@ -1,5 +1,5 @@
 """The field trees a policy's ``fields`` and selections are checked against, built from the manifest
-models (``reconciler.policy.fields``): each kind's fields, lists of models as items, free-form values
+models (``reconciler.manifests.policy_fields``): each kind's fields, lists of models as items, free-form values
 as ANY, every Integration provider's config merged into one tree. Built afresh here (the trees are
 cached per kind), so what is asserted is what the models give now."""
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from reconciler.manifests import policy_fields as F
 from reconciler.manifests.models import KIND_MODELS
-from reconciler.policy import fields as F
-from reconciler.policy.fields import ANY, LEAF, LIST
+from reconciler.manifests.policy_fields import ANY, LEAF, LIST
 
 
 @pytest.fixture(autouse=True)

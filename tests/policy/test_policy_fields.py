@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reconciler.manifests import policy_fields as F
+from reconciler.manifests.policies import CompiledRule
 from reconciler.plan.model import Change, Operation, Plan
-from reconciler.policy import fields as F
 from reconciler.policy.evaluate import evaluate
-from reconciler.policy.rules import CompiledRule
 
 #: A map key or a named item as a user writes it (a header name, a preset's name, an example's field)
 KEY = st.from_regex(r"[A-Za-z][A-Za-z0-9_-]{0,8}", fullmatch=True)

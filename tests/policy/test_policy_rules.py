@@ -9,8 +9,8 @@ import pytest
 
 from reconciler.errors import ManifestError, PlanError
 from reconciler.manifests import load_manifests
+from reconciler.manifests import policy_fields as fields
 from reconciler.plan.model import Change, Operation, Plan, Verdict
-from reconciler.policy import fields
 from reconciler.policy.evaluate import check_allowed, evaluate, without_blocked
 
 TREE = """\

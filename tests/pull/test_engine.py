@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.emulator.core import Emulator, EmulatorSettings
 from reconciler.plan.liveview import ABSENT
 from reconciler.pull.engine import Conflict, Edit, NotWritten, PullResult, Tree

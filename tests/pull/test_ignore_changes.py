@@ -150,7 +150,7 @@ def test_watch_apply_leaves_a_label_moved_in_the_ui_alone(server: tuple[str, Emu
     (tree / "p.yaml").write_text(TREE.split("---\n")[1])
     from click.testing import CliRunner
 
-    from reconciler.cli import main
+    from reconciler.cli.main import main
     env = {"RECONCILER_API_KEY": "admin-key"}
     assert CliRunner(env=env).invoke(main, ["apply", str(tree), "--auto-approve", "--base-url", url]).exit_code == 0
     with httpx.Client(base_url=url, headers={"Authorization": "Bearer admin-key"}, timeout=10) as c:

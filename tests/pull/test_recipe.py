@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.pull.helpers import ENV, ui
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.pull.helpers import ENV, UI, ui
 
 TREE = """\

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.emulator.core import Emulator
 from tests.pull.helpers import UI
 

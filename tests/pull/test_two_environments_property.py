@@ -23,7 +23,7 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.pull.helpers import ENV, UI, ui_on
 
 EXAMPLES = int(os.environ.get("RECONCILER_PULL_ENV_EXAMPLES", "5"))

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.emulator.core import Emulator
 from reconciler.emulator.middleware import request_stats
 from reconciler.plan.schema import plan_json_schema

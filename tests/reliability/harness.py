@@ -30,7 +30,7 @@ import httpx
 from click.testing import CliRunner, Result
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.client.http import ApiClient
 from reconciler.emulator.core import Emulator
 from reconciler.emulator.middleware import NO_FAULTS_HEADER

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 CANARY = '{"question": "canary-outside-3a9f", "answer": "x"}\n'
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 Cli = Callable[..., Result]
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.emulator.core import EmulatorSettings
 from tests.conftest import running_emulator
 from tests.e2e.conftest import ENV, ROOT

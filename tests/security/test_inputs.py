@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.manifests.yamlload import MAX_NODES
 from reconciler.model import MAX_SECRET_FILE_BYTES
 from reconciler.telemetry import Telemetry

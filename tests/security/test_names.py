@@ -73,7 +73,7 @@ def test_pull_unmanaged_to_writes_the_same_safe_file(cli: Cli, tree: Path, serve
                                                      tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from reconciler.cli import main
+    from reconciler.cli.main import main
 
     assert cli("apply", str(tree), "--auto-approve").exit_code == 0
     integration(server, "support-" + INJECTED)  # inside the ownership's "support-*" glob: unmanaged

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from reconciler.emulator.middleware import request_counts
 from tests.e2e.conftest import ENV
 from tests.security.conftest import Collector

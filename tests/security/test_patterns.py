@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 
 def agent(tmp_path: Path, schema: dict[str, object], config: dict[str, object]) -> Result:

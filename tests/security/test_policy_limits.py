@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.security.test_plan_file import Cli
 
 LONG = str(list(range(60)))

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.conftest import running_emulator
 from tests.e2e.conftest import ENV
 

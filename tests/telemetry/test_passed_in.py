@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.watch.helpers import ENV, copy_tree
 
 LINE = re.compile(r"^(GET|POST|PATCH|PUT|DELETE) (\S+) -> (\d{3}) \(\d+ ms\)$")  # the test reads text; telemetry does not

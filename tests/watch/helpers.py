@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

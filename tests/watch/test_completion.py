@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 
 COMMANDS = sorted(main.commands)
 

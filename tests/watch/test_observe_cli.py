@@ -13,7 +13,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from reconciler.cli import main
+from reconciler.cli.main import main
 from tests.watch.helpers import ENV, copy_tree, parse_metrics
 
 Cli = Callable[..., Result]

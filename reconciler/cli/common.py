@@ -1,5 +1,5 @@
-"""What the command modules (``cli``, ``cli_pull``, ``cli_watch``) share besides their flags
-(``cli_flags``): loading the manifests, one-off lines on stderr, the command's client and its
+"""What the command modules (``main``, ``pull``, ``watch``) share besides their flags
+(``flags``): loading the manifests, one-off lines on stderr, the command's client and its
 events, the read's progress. It imports no command module, so none of them imports another."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import click
 if TYPE_CHECKING:
     from reconciler.telemetry import Telemetry
 
-#: Where the running command's ``Telemetry`` is kept on its click context (``cli_observe`` puts it
+#: Where the running command's ``Telemetry`` is kept on its click context (``observe`` puts it
 #: there; the command passes it to ``workflow.connect``): passed in, never a process-global.
 TELEMETRY = "reconciler.telemetry"
 
@@ -49,7 +49,7 @@ def say(line: str, event: str, **fields: Any) -> None:
         click.echo(line, err=True)
 
 
-def connect(conn: Any, *, quiet: bool, verbose: bool, read_only: bool = False) -> Any:
+def connect(conn: Any, *, quiet: bool, verbose: bool, read_only: bool = False, runner: Any = None) -> Any:
     """The command's client (``workflow.connect``), observed by the command's telemetry. Retries and
     waits go to stderr as they happen (every request too with -v); not with -q (unless -v). Under
     --log-format json, as the telemetry's events."""
@@ -59,10 +59,10 @@ def connect(conn: Any, *, quiet: bool, verbose: bool, read_only: bool = False) -
     on_event: Callable[[str], None] | None = None
     if verbose or not quiet:  # as text lines, or JSON events (--log-format json)
         on_event = telemetry.client_events() if telemetry is not None else lambda line: click.echo(line, err=True)
-    return connect(conn, read_only=read_only, on_event=on_event, trace=verbose, telemetry=telemetry)
+    return connect(conn, read_only=read_only, on_event=on_event, trace=verbose, telemetry=telemetry, runner=runner)
 
 
 def read_progress(client: Any, quiet: bool) -> Any:
-    from reconciler.progress import read_progress
+    from reconciler.cli.progress import read_progress
 
     return read_progress(client, enabled=False if quiet else None)

@@ -1,4 +1,4 @@
-"""The command line: parses flags, calls the workflow, maps ``ReconcilerError`` to exit codes once."""
+"""The command group ``main``: parses flags, calls the workflow, maps ``ReconcilerError`` to exit codes once."""
 
 from __future__ import annotations
 
@@ -14,17 +14,17 @@ from typing import Any
 import click
 
 from reconciler import __version__
-from reconciler.cli_common import connect
-from reconciler.cli_common import load as _load
-from reconciler.cli_common import read_progress as _read_progress
-from reconciler.cli_common import say as _say
-from reconciler.cli_confine import confined
-from reconciler.cli_environments import environments, heading
-from reconciler.cli_flags import APPROVE, REHEARSE, SAVED, connection_flags, flags_given, plan_flags
-from reconciler.cli_observe import observed, show_error
-from reconciler.cli_promote import promote
-from reconciler.cli_pull import pull
-from reconciler.cli_watch import watch
+from reconciler.cli.common import connect
+from reconciler.cli.common import load as _load
+from reconciler.cli.common import read_progress as _read_progress
+from reconciler.cli.common import say as _say
+from reconciler.cli.confine import confined
+from reconciler.cli.environments import environments, heading
+from reconciler.cli.flags import APPROVE, REHEARSE, SAVED, connection_flags, flags_given, plan_flags
+from reconciler.cli.observe import observed, show_error
+from reconciler.cli.promote import promote
+from reconciler.cli.pull import pull
+from reconciler.cli.watch import watch
 from reconciler.errors import ReconcilerError
 from reconciler.stopping import Stop
 
@@ -82,7 +82,7 @@ def _report_read(verbose: bool, live: Any) -> None:
 @environments
 def validate(paths: tuple[str, ...], check_secrets: bool, options: Any, chosen: Any) -> None:
     """Load and check manifests; no network. Exit 0 valid, 1 invalid."""
-    from reconciler.manifests.commands import run_validate
+    from reconciler.cli.validate import run_validate
 
     def checked(paths: Any, var_files: tuple[str, ...], policies: tuple[str, ...]) -> int:
         return run_validate(list(paths), check_secrets=check_secrets, out=click.echo,
@@ -127,7 +127,7 @@ def schema(of_plan: bool, of_project: bool) -> None:
 
         click.echo(json.dumps(plan_json_schema(), indent=2))
         return
-    from reconciler.manifests.commands import run_schema
+    from reconciler.cli.validate import run_schema
 
     sys.exit(run_schema(click.echo))
 
@@ -358,7 +358,7 @@ def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbos
     command's over all of them: 1 when one failed, else 2 for changes (drift, --detailed-exitcode)."""
     import json
 
-    from reconciler.cli_environments import check_plan_dir, table, write_plans
+    from reconciler.cli.environments import check_plan_dir, table, write_plans
     from reconciler.environments import counts, plan_all
     from reconciler.plan.render import render, summary_line
     from reconciler.policy.evaluate import check_not_denied
@@ -367,42 +367,52 @@ def _plan_environments(chosen: Any, options: Any, conn: Any, *, fmt: str, verbos
     if out_dir:
         check_plan_dir(Path(out_dir))  # before any request
     results = plan_all(chosen_targets, loaded, per_env,
-                       lambda c: connect(c, quiet=quiet, verbose=verbose, read_only=drift))
+                       lambda c, runner: connect(c, quiet=quiet, verbose=verbose, read_only=drift, runner=runner))
     failed = False
     changed = False
     sections: dict[str, Any] = {}
-    lines = []
+    said: set[str] = set()  # the environments -q shows: changes, drift and errors
+    lines: dict[str, str] = {}  # drift's one line each
     for name, result in results.items():
         if result.plan is None:
             failed = True
             sections[name] = {"error": str(result.error)}
-            lines.append(f"{name}: error: {result.error}")
+            lines[name] = f"{name}: error: {result.error}"
+            said.add(name)
             continue
+        speaks = not (quiet and _nothing_to_say(result.plan))
         text = render(result.plan, fmt, colour=_colour(), verbose=verbose, unmanaged_drift=prune)
         if rehearse:
             rehearsal = _rehearse(result.plan, result.live, loaded[name], conn.parallelism)
             text = rehearsal.rendered(text, fmt)
             failed = failed or not rehearsal.ok
+            speaks = speaks or not rehearsal.ok
         try:
             if result.plan.policy:
                 check_not_denied(result.plan)
         except ReconcilerError as exc:
-            failed = True
+            failed = speaks = True
             text += f"Error: {exc}\n"
         drifted = not result.plan.empty or bool(prune and result.plan.unmanaged)
         changed = changed or drifted
-        lines.append(f"{name}: " + (f"drift: {summary_line(result.plan)}" if drifted else "in sync"))
+        if speaks or drifted:
+            said.add(name)
+        lines[name] = f"{name}: " + (f"drift: {summary_line(result.plan)}" if drifted else "in sync")
         sections[name] = json.loads(text) if fmt == "json" else text
     rows = [counts(r) for r in results.values()]
-    if fmt == "json":
+    if not said:  # -q, and every environment in sync with nothing to say
+        pass
+    elif fmt == "json":
         click.echo(json.dumps({"environments": sections, "table": rows}, indent=2, ensure_ascii=False))
     elif drift and fmt == "text":
-        click.echo("\n".join(lines))
+        click.echo("\n".join(line for name, line in lines.items() if name in said))
     else:
         if fmt == "markdown":
             click.echo(f"### reconciler {'drift' if drift else 'plan'}: {len(results)} environments\n")
             click.echo(table(rows, fmt))
         for name, section in sections.items():
+            if name not in said:
+                continue
             click.echo(heading(name, fmt), nl=False)
             click.echo(section if isinstance(section, str) else _failed_section(section["error"], fmt), nl=False)
             click.echo()
@@ -450,7 +460,7 @@ def _apply_environments(chosen: Any, options: Any, conn: Any, *, auto_approve: b
 
 
 def _is_plan_dir(paths: tuple[str, ...]) -> bool:
-    from reconciler.cli_environments import PLAN_INDEX
+    from reconciler.cli.environments import PLAN_INDEX
 
     return len(paths) == 1 and (Path(paths[0]) / PLAN_INDEX).is_file()
 
@@ -459,7 +469,7 @@ def _apply_plan_dir(directory: Path, options: Any, conn: Any, *, approvals: tupl
                     verbose: bool, quiet: bool, rehearse: bool) -> int:
     """``apply DIR`` (``plan --all --out DIR``): each environment's plan file applied as ``apply
     PLANFILE`` does, against the environment's endpoint, in the order ``after`` draws (``_in_order``)."""
-    from reconciler.cli_environments import planned_environments
+    from reconciler.cli.environments import planned_environments
     from reconciler.environments import targets
 
     chosen = planned_environments(directory)
@@ -636,8 +646,7 @@ def emulator(
     ))
 
 
-# The commands of their own modules: `promote` (reconciler/cli_promote.py), `pull` (reconciler/cli_pull.py) and
-# `watch` (reconciler/cli_watch.py).
+# The commands of their own modules: `promote`, `pull` and `watch` (reconciler/cli/promote.py, pull.py, watch.py).
 main.add_command(promote)
 main.add_command(pull)
 main.add_command(watch)

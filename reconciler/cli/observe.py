@@ -1,7 +1,7 @@
 """``--log-format`` on every command and ``--metrics-file`` on plan, apply and drift: ``@observed()``
 (``@observed(metrics_file=True)``), applied where each command is defined, adds the options and runs
 the command observed. The run gets a ``Telemetry`` (kept on its click context,
-``cli_common.observer()``; the command passes it to ``workflow.connect``, and the workflow steps
+``common.observer()``; the command passes it to ``workflow.connect``, and the workflow steps
 report to the client's), ends with a ``command`` event (outcome, exit code, duration), and writes its
 metrics file, whatever the ending. ``watch`` keeps its own telemetry: it takes ``@LOG_FORMAT`` alone.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli_common import TELEMETRY, NotRun
+from reconciler.cli.common import TELEMETRY, NotRun
 from reconciler.errors import ManifestError, ReconcilerError
 from reconciler.telemetry import LOG_FORMATS, Telemetry
 

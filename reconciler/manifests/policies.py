@@ -22,11 +22,11 @@ from typing import Annotated, Any, Literal
 from pydantic import MISSING, AfterValidator, Field, ValidationError
 
 from reconciler.errors import PlanError
+from reconciler.manifests import policy_fields as F
 from reconciler.manifests.fields import Doc, NonEmpty, Required, Strict, _unique, problem
 from reconciler.manifests.messages import Ctx, report, show, suggest
 from reconciler.manifests.yamlload import Problem, YamlDocument
 from reconciler.model import SPACED_KINDS
-from reconciler.policy import fields as F
 
 RULE_ACTIONS = ("create", "update", "delete", "replace")
 VARIABLES = ("op", "before", "after", "plan")

@@ -18,8 +18,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from reconciler.cli_common import NotRun
-from reconciler.cli_flags import CONNECTION_FLAGS
+from reconciler.cli.common import NotRun
+from reconciler.cli.flags import CONNECTION_FLAGS
 from reconciler.errors import ConfigError
 
 #: The connection flags that say where the account is or which key to use: the project file says it.

@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from reconciler.cli_confine import confined
-from reconciler.cli_environments import choose
-from reconciler.cli_observe import observed
+from reconciler.cli.confine import confined
+from reconciler.cli.environments import choose
+from reconciler.cli.observe import observed
 
 
 @click.command()

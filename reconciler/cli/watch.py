@@ -1,4 +1,4 @@
-"""``reconciler watch``: the command line of ``reconciler.watch`` (added to the group by cli.py)."""
+"""``reconciler watch``: the command line of ``reconciler.watch`` (added to the group by ``main``)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import click
 
-from reconciler.cli_confine import confined
-from reconciler.cli_environments import environments
-from reconciler.cli_flags import APPROVE, connection_flags, flags_given, plan_flags
-from reconciler.cli_observe import LOG_FORMAT
+from reconciler.cli.confine import confined
+from reconciler.cli.environments import environments
+from reconciler.cli.flags import APPROVE, connection_flags, flags_given, plan_flags
+from reconciler.cli.observe import LOG_FORMAT
 from reconciler.errors import ConfigError
 
 #: apply's flags that watch refuses: they would send the same secrets again on every cycle.
@@ -104,7 +104,7 @@ def _watch_environments(chosen: Any, config: Any, conn: Any, log_format: str, ve
     import threading
     from dataclasses import replace
 
-    from reconciler.cli_common import load
+    from reconciler.cli.common import load
     from reconciler.environments import load_all, targets
     from reconciler.telemetry import Telemetry
     from reconciler.watch import Watcher, Watchers

@@ -1,4 +1,4 @@
-"""``reconciler pull``: the command line of ``reconciler.pull`` (added to the group by cli.py)."""
+"""``reconciler pull``: the command line of ``reconciler.pull`` (added to the group by ``main``)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 
 import click
 
-from reconciler.cli_common import connect, load, read_progress
-from reconciler.cli_confine import confined
-from reconciler.cli_environments import environments
-from reconciler.cli_flags import connection_flags, plan_flags
-from reconciler.cli_observe import observed
+from reconciler.cli.common import connect, load, read_progress
+from reconciler.cli.confine import confined
+from reconciler.cli.environments import environments
+from reconciler.cli.flags import connection_flags, plan_flags
+from reconciler.cli.observe import observed
 
 
 @click.command()

@@ -1,4 +1,4 @@
-"""``reconciler validate`` and ``reconciler schema``, as plain functions the CLI wires up (and tests
+"""``reconciler validate`` and ``reconciler schema``, as plain functions ``main`` wires up (and tests
 call directly): output goes through the ``out``/``err`` callables, the exit code is returned."""
 
 from __future__ import annotations
@@ -15,12 +15,9 @@ from reconciler.manifests.schema import manifest_json_schema
 from reconciler.manifests.secrets import check_secrets as _check_secrets
 from reconciler.manifests.validate import live_lookups
 from reconciler.manifests.yamlload import Problem
+from reconciler.shown import plural
 
 Echo = Callable[[str], None]
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def run_validate(paths: Sequence[str], *, check_secrets: bool, out: Echo, err: Echo,
