@@ -33,7 +33,6 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, SecretR
 from reconciler.plan.context import sensitive_ref
 from reconciler.plan.ignore import set_path
 from reconciler.plan.liveview import ABSENT
+from reconciler.plan.select import named_by
 from reconciler.project import Project, unknown_message
 from reconciler.pull.engine import NotWritten, Tree
 from reconciler.pull.yamledit import EditError, YamlFile
@@ -281,7 +281,8 @@ class Promoter:
                           f"{self.project.at(f'environments.{self.target.name}.paths')}")
 
     def chosen(self, r: DesiredResource) -> bool:
-        return not self.globs or any(fnmatchcase(r.address, g) for g in self.globs)
+        """Named by ``--target`` as plan's ``--target`` names it (``KIND/SPACE/NAME``, or ``KIND/NAME`` in any space)."""
+        return not self.globs or named_by(self.globs, r.address, f"{r.kind}/{r.name}")
 
     def run(self) -> Promotion:
         theirs, before = _load(self.source), _load(self.target)

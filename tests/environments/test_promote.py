@@ -77,6 +77,8 @@ def test_promote_writes_only_into_the_targets_overlay_and_the_next_plan_shows_ex
 def test_promote_target_limits_the_resources_and_json_lists_what_was_kept(
         tree: Path, cli: Callable[..., Result]) -> None:
     untouched = files_of(tree)
+    prompt = cli("promote", "staging", "production", "--target", "Prompt/summarize-ticket")  # in any space
+    assert prompt.exit_code == 2 and "version.model" in prompt.stdout, prompt.output
     other = cli("promote", "staging", "production", "--target", "Integration/*", "--format", "json")
     assert other.exit_code == 0, other.output
     report = json.loads(other.stdout)
