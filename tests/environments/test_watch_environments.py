@@ -18,7 +18,7 @@ from click.testing import Result
 
 from tests.conftest import free_port
 from tests.environments.conftest import KEYS, prompts_in, stats
-from tests.watch.helpers import PATIENCE, parse_metrics
+from tests.watch.helpers import PATIENCE, parse_metrics, receiving_notices
 
 
 def test_watch_all_once_plans_every_environment_and_exits_2_on_drift_then_0_in_sync(
@@ -145,3 +145,12 @@ def test_watch_all_git_pull_pulls_once_a_round_so_every_environment_reads_one_co
     assert [e["outcome"] for e in events if e["event"] == "git_pull"] == ["ok"]
     assert sorted(e["environment"] for e in events if e["event"] == "cycle" and e["drifted"] == 1) == \
         ["production", "research", "staging"]
+
+
+def test_watch_all_notices_name_their_environment(project: dict[str, Any], cli: Callable[..., Result]) -> None:
+    with receiving_notices() as (url, received):
+        result = cli("watch", "--all", "--once", "--notify", url)
+    assert result.exit_code == 2, result.output
+    drift = sorted((n["environment"], n["text"].split(":")[0]) for n in received if n["event"] == "drift")
+    assert drift == [("production", "production"), ("research", "research"), ("staging", "staging")]
+    assert "secret-token" not in result.output

@@ -3,6 +3,7 @@ its metrics read back over HTTP with prometheus_client's own parser."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -10,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,29 @@ class Watch:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=PATIENCE)
+
+
+@contextlib.contextmanager
+def receiving_notices() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A tiny webhook receiver on 127.0.0.1: (its URL, the JSON bodies posted to it)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    received: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hooks/secret-token", received
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -8,11 +8,9 @@ the change was made), and that cycle must already report it."""
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ import pytest
 
 from reconciler.emulator.core import Emulator
 from tests.conftest import EMULATOR_ADMIN, running_emulator
-from tests.watch.helpers import ENV, Watch, apply_tree, copy_tree
+from tests.watch.helpers import ENV, Watch, apply_tree, copy_tree, receiving_notices
 
 pytestmark = pytest.mark.socket
 
@@ -53,22 +51,8 @@ def watches() -> Iterator[list[Watch]]:
 @pytest.fixture
 def notices() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A tiny webhook receiver on 127.0.0.1: (its URL, the JSON bodies posted to it)."""
-    received: list[dict[str, Any]] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/hooks/secret-token", received
-    server.shutdown()
-    server.server_close()
+    with receiving_notices() as found:
+        yield found
 
 
 def test_drift_made_behind_its_back_shows_within_one_interval_and_apply_heals_it(
