@@ -6,8 +6,10 @@ rules, so they sit below all of them."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
+from reconciler.kinds import KIND_SPECS
 from reconciler.model import LiveIntegration
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS
 
@@ -118,16 +120,14 @@ def _template_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: The essence of each registered kind (``reconciler.kinds``) and of the parts compared apart.
+#: The essence of each registered kind (``reconciler.kinds``: its ``compared`` fields, or a function of
+#: its own) and of the parts compared apart.
 _ESSENCES: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    **{spec.name: partial(_pick, names=spec.compared) for spec in KIND_SPECS.values() if spec.compared},
     "Integration": _integration,
     "Preset": lambda obj: _pick(obj, ("name", "description", "config")),
-    "Prompt": lambda obj: _pick(obj, ("name", "description")),
     "PromptVersion": lambda obj: _pick(obj, _PROMPT_VERSION_FIELDS),
-    "Dataset": lambda obj: _pick(obj, ("name",)),
     "DatasetExample": user_fields,
-    "Evaluator": lambda obj: _pick(obj, ("name", "description")),
     "EvaluatorVersion": _evaluator_version,
-    "ResourceRestriction": lambda obj: _pick(obj, ("resource_type", "resource_id")),
 }
 ESSENCE_KINDS = tuple(_ESSENCES)
