@@ -22,8 +22,9 @@ import yaml
 
 from reconciler import shown
 from reconciler.client.http import ApiClient
-from reconciler.client.live import read_live, user_fields
+from reconciler.client.live import read_live
 from reconciler.errors import ConfigError
+from reconciler.essence import user_fields
 from reconciler.files import inside, safe_component, write_private
 from reconciler.kinds import ACCOUNT_WIDE, DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
 from reconciler.model import LiveState, ReadScope

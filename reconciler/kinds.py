@@ -51,7 +51,10 @@ class KindSpec:
     fields the API does not store (a dataset's ``experiment_retention``: the reconciler acts on it):
     live state cannot say what they were, so a policy's ``before`` takes them from the tree at
     ``--since REF`` (``reconciler.manifests.history.unstored_at``). recover: how an ambiguous
-    create (a POST to ``collection``) is found out (``Recovery``).
+    create (a POST to ``collection``) is found out (``Recovery``). compared: the fields of a live
+    object of this kind a comparison reads (its ``reconciler.essence``), when they are top-level
+    fields taken as they are; a kind whose essence is more (an integration's config) has a function
+    of its own there.
     """
 
     name: str
@@ -65,6 +68,7 @@ class KindSpec:
     refers: str | None = None
     unstored: tuple[str, ...] = ()
     recover: Recovery = Recovery.BY_NAME
+    compared: tuple[str, ...] = ()
 
     @property
     def list_key(self) -> str:
@@ -80,15 +84,16 @@ class KindSpec:
 INTEGRATION = KindSpec("Integration", spaced=False, identity=("type", "name"), table="integrations",
                        collection="/v2/integrations", renamable=True, delete_rank=5, secrets=True)
 PROMPT = KindSpec("Prompt", spaced=True, identity=("space", "name"), table="prompts", collection="/v2/prompts",
-                  renamable=False, delete_rank=3, recover=Recovery.BY_NAME_THEN_READ)
+                  renamable=False, delete_rank=3, recover=Recovery.BY_NAME_THEN_READ, compared=("name", "description"))
 DATASET = KindSpec("Dataset", spaced=True, identity=("space", "name"), table="datasets", collection="/v2/datasets",
-                   renamable=True, delete_rank=4, unstored=("experiment_retention",))
+                   renamable=True, delete_rank=4, unstored=("experiment_retention",), compared=("name",))
 EVALUATOR = KindSpec("Evaluator", spaced=True, identity=("space", "name"), table="evaluators",
                      collection="/v2/evaluators", renamable=True, delete_rank=2,
-                     refers="template_config.llm_config.integration", recover=Recovery.BY_NAME_THEN_READ)
+                     refers="template_config.llm_config.integration", recover=Recovery.BY_NAME_THEN_READ,
+                     compared=("name", "description"))
 RESTRICTION = KindSpec("ResourceRestriction", spaced=False, identity=("resource_type", "resource_id"),
                        table="restrictions", collection="/v2/resource-restrictions", renamable=False, delete_rank=1,
-                       recover=Recovery.RESEND)
+                       recover=Recovery.RESEND, compared=("resource_type", "resource_id"))
 
 KIND_SPECS: Mapping[str, KindSpec] = {k.name: k for k in (INTEGRATION, PROMPT, DATASET, EVALUATOR, RESTRICTION)}
 

@@ -83,6 +83,7 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     "reconciler/apply/confirm.py": None,
     "reconciler/apply/recover.py": None,
     "reconciler/client/live.py": None,
+    "reconciler/essence.py": None,
     "reconciler/manifests/confine.py": None,
     "reconciler/manifests/yamlload.py": None,
     "reconciler/files.py": None,

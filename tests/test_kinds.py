@@ -121,7 +121,7 @@ def test_the_orders_derive_from_the_registry() -> None:
 def test_every_registered_kind_has_its_step_in_every_layer() -> None:
     """Adding a KindSpec without one of its steps fails here, naming the table that lacks it."""
     from reconciler.apply.confirm import REREADS
-    from reconciler.client.live import ESSENCE_KINDS
+    from reconciler.essence import ESSENCE_KINDS
     from reconciler.export import EXPORTS
     from reconciler.manifests.models import KIND_MODELS
     from reconciler.plan.liveview import ACCOUNT_WIDE_DIFFS, SPACED_DIFFS

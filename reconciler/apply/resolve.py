@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from reconciler.errors import ApplyError
 from reconciler.plan.context import parse_secret_spec
-from reconciler.plan.model import REF_RE, Operation
+from reconciler.plan.model import APPLY_TIME, REF_RE, Operation
 
 
 def lookup(value: Any, dotted: str) -> Any:
@@ -24,26 +24,29 @@ def lookup(value: Any, dotted: str) -> Any:
 
 
 def substitute(value: Any, responses: Mapping[str, Any], apply_time: str) -> Any:
-    """``value`` with every reference replaced. Copy on write: a container holding no reference is
+    """``value`` with every reference replaced: ``${OP_ID:PATH}`` by that field of the answer of
+    ``OP_ID``, one of ``responses`` (the operation's own prerequisites: text of that shape naming
+    any other operation, a manifest's or a live value's, is sent as it is), and a value that is
+    ``${apply_time}`` whole by the apply's time. Copy on write: a container holding no reference is
     returned as it is (a dataset's million examples are not copied to be sent), one that holds one
     is copied; the planned body itself is never changed."""
     if isinstance(value, str):
-        return _substitute_text(value, responses, apply_time) if "${" in value else value
+        if value == APPLY_TIME:
+            return apply_time
+        return _substitute_text(value, responses) if "${" in value else value
     if isinstance(value, dict | list):
         return _substitute_in(value, responses, apply_time)
     return value
 
 
-def _substitute_text(value: str, responses: Mapping[str, Any], apply_time: str, *, segment: bool = False) -> str:
-    """``value`` with its references replaced; with ``segment`` (a path) each value is escaped as
-    one path segment: an id the API returned never adds a ``/`` or a ``..`` to a path."""
+def _substitute_text(value: str, responses: Mapping[str, Any], *, segment: bool = False) -> str:
+    """``value`` with its references to ``responses`` replaced; with ``segment`` (a path) each value
+    is escaped as one path segment: an id the API returned never adds a ``/`` or a ``..`` to a path."""
 
     def one(m: Any) -> str:
         op_id, path = m.group(1), m.group(2)
-        if op_id == "apply_time":
-            return apply_time
-        if op_id not in responses:
-            raise ApplyError(f"reference {m.group(0)} points to an operation that has not run")
+        if op_id not in responses:  # not this call's prerequisite: text, not a reference
+            return str(m.group(0))
         found = lookup(responses[op_id], path or "")
         if found is None:
             raise ApplyError(f"reference {m.group(0)}: the response of {op_id} has no {path}")
@@ -109,8 +112,9 @@ def request_for(op: Operation, responses: Mapping[str, Any], apply_time: str,
                 hide: Callable[..., None] | None = None) -> tuple[str, Any]:
     """(path, body) ready to send. Secret values exist only in the returned body, and are handed
     to ``hide`` (the client's redaction) before anything is sent."""
-    path = _substitute_text(op.path, responses, apply_time, segment=True) if "${" in op.path else op.path
-    body = substitute(op.body, responses, apply_time)
+    answers = {d: responses[d] for d in op.depends_on if d in responses}  # what its references may name
+    path = _substitute_text(op.path, answers, segment=True) if "${" in op.path else op.path
+    body = substitute(op.body, answers, apply_time)
     values = []
     for pointer, spec in sorted(op.secrets.items()):
         value = parse_secret_spec(spec).resolve()

@@ -12,7 +12,7 @@ pagination and error policy, and the live-state reader.
     paths      a request path stays under /v2 on the endpoint
     inprocess  the emulator app served on the client's loop (``--emulator FILE``)
     replica    a live read as an in-process emulator's account (``--rehearse``)
-    live       read_live (what the manifests need) and essence (what the planner compares)
+    live       read_live (what the manifests need; essence, what a comparison looks at, is reconciler.essence)
 
 Import the module you need (``reconciler.client.settings`` alone, the CLI's defaults, imports
 neither httpx nor the live models); the package itself imports nothing.

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import MISSING
 
-from reconciler.client.live import same_example, user_fields
+from reconciler.essence import same_example, user_fields
 from reconciler.manifests.models import Retention
 from reconciler.model import DesiredResource, ExperimentObject, LiveDataset
 from reconciler.plan.changes import nested_changes

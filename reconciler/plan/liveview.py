@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import MISSING
 
-from reconciler.client.live import same_example, user_fields
+from reconciler.essence import same_example, user_fields
 from reconciler.kinds import KIND_SPECS
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveState

@@ -38,9 +38,11 @@ from reconciler.model import ReadScope
 FORMAT_VERSION = "1.3.0"
 SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
-#: A value apply fills in: ``${OP_ID:PATH}`` (a field of an earlier operation's answer; an operation id is
-#: an address, ``#`` and a step) or ``${apply_time}``. Nothing else of that shape is a reference: a
-#: manifest's text holding ``${name}`` (a template's placeholder, ``$${var.x}``'s literal) is sent as it is.
+#: A value apply fills in: ``${OP_ID:PATH}`` (a field of the answer of one of the operation's
+#: prerequisites, ``depends_on``; an operation id is an address, ``#`` and a step) or a value that is
+#: ``${apply_time}`` whole (``apply.resolve``). Nothing else of that shape is a reference: a manifest's
+#: text holding ``${name}`` (a template's placeholder, ``$${var.x}``'s literal) or a live value naming an
+#: operation is sent as it is.
 REF_RE = re.compile(r"\$\{([^{}:#]+#[^{}:]+|apply_time)(?::([^}]*))?\}")
 ACTIONS = ("create", "update", "delete", "replace")
 WRITE_METHODS = ("POST", "PATCH", "PUT", "DELETE")  # the methods apply sends

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from reconciler.client.live import integration_essence
+from reconciler.essence import integration_essence
 from reconciler.kinds import KIND_SPECS
 from reconciler.model import LiveDataset, LivePrompt, LiveState
 from reconciler.plan.context import fingerprint

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.client.live import essence, labels_of
+from reconciler.client.live import labels_of
+from reconciler.essence import essence
 from reconciler.model import PromptVersionObject
 from reconciler.providers import PROVIDERS
 

@@ -160,6 +160,7 @@ def test_a_broken_or_newer_plan_file_is_a_clear_error(cli: Cli, tmp_path: Path, 
 def test_an_id_from_an_answer_cannot_climb_out_of_its_path_segment() -> None:
     """A reference in a path is filled from an earlier response (the API's answer, not trusted)."""
     op = Operation(id="b", action="update", kind="Prompt", name="p", method="PUT",
-                   path="/v2/prompt-versions/${Prompt/s/p#create:version.id}/labels", body={})
+                   path="/v2/prompt-versions/${Prompt/s/p#create:version.id}/labels", body={},
+                   depends_on=("Prompt/s/p#create",))
     path, _ = request_for(op, {"Prompt/s/p#create": {"version": {"id": "../../../admin?x=//evil"}}}, "now")
     assert path == "/v2/prompt-versions/..%2F..%2F..%2Fadmin%3Fx%3D%2F%2Fevil/labels"
