@@ -210,3 +210,13 @@ def test_a_literal_escape_in_a_secret_is_found_raw_and_encoded() -> None:
     secret = "a%41b&amp;c\\nd-0e1f"
     for form in (secret, json.dumps(secret)[1:-1], html.escape(secret), quote(secret, safe="")):
         assert redact(f"[{form}]", [secret]) == "[(sensitive)]", form
+
+
+def test_a_secret_outside_the_basic_plane_is_found_in_its_json_surrogate_escapes() -> None:
+    """A gateway that escapes what it echoes as ASCII JSON writes each character beyond U+FFFF as
+    two ``\\u`` escapes (a surrogate pair): they are one character of the secret."""
+    secret = "\U0001F511\U0001F600-key-\U00010348\U0010FFFD"  # a key, a smile, a Gothic letter, the last plane's
+    for upper in (False, True):
+        echoed = f'{{"detail": "bad {uhex(secret, upper)} here"}}'
+        assert "\\ud83d" in echoed.lower()
+        assert redact(echoed, [secret]) == '{"detail": "bad (sensitive) here"}', echoed
