@@ -220,3 +220,17 @@ def test_a_secret_outside_the_basic_plane_is_found_in_its_json_surrogate_escapes
         echoed = f'{{"detail": "bad {uhex(secret, upper)} here"}}'
         assert "\\ud83d" in echoed.lower()
         assert redact(echoed, [secret]) == '{"detail": "bad (sensitive) here"}', echoed
+
+
+KEY = "sk-live-1234567890abcdef"  # longer than LONG_PREFIX (16)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (KEY + " refused", "(sensitive) refused"),  # the secret at the very start of the text
+    ("s\\u006b-live-1234567890abcdef refused", "(sensitive) refused"),  # escaped from its second character
+    ("&nosuch; key &#x73;k-live-1234567890abcdef", "&nosuch; key (sensitive)"),  # an inert entity before it
+    (KEY[:16] + " and then more words", "(sensitive) and then more words"),  # exactly LONG_PREFIX of it
+])
+def test_the_secret_is_found_at_the_start_after_inert_escapes_and_by_its_long_beginning(
+        text: str, expected: str) -> None:
+    assert redact(text, [KEY]) == expected
