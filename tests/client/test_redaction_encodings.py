@@ -230,6 +230,7 @@ KEY = "sk-live-1234567890abcdef"  # longer than LONG_PREFIX (16)
     ("s\\u006b-live-1234567890abcdef refused", "(sensitive) refused"),  # escaped from its second character
     ("&nosuch; key &#x73;k-live-1234567890abcdef", "&nosuch; key (sensitive)"),  # an inert entity before it
     (KEY[:16] + " and then more words", "(sensitive) and then more words"),  # exactly LONG_PREFIX of it
+    (f"{KEY} a {KEY} b {KEY}", "(sensitive) a (sensitive) b (sensitive)"),  # every time, the middle one too
 ])
 def test_the_secret_is_found_at_the_start_after_inert_escapes_and_by_its_long_beginning(
         text: str, expected: str) -> None:
