@@ -235,3 +235,16 @@ KEY = "sk-live-1234567890abcdef"  # longer than LONG_PREFIX (16)
 def test_the_secret_is_found_at_the_start_after_inert_escapes_and_by_its_long_beginning(
         text: str, expected: str) -> None:
     assert redact(text, [KEY]) == expected
+
+
+def test_overlapping_and_self_repeating_secrets_are_hidden_whole() -> None:
+    runs = "a" * 20 + "Z"  # its beginning found again one character on
+    assert redact("a" + runs, [runs]) == "(sensitive)"
+    repeats = "abcabcabcabc-XYZ-0123456789"  # its first six characters again three on
+    assert redact("rejected: " + repeats[:12], [repeats], cut=True) == "rejected: (sensitive)"
+
+
+def test_a_cut_beginning_is_hidden_only_when_asked() -> None:
+    """Without ``cut`` (a whole message, not one a gateway cut short) a short beginning is no secret."""
+    assert redact("rejected: " + KEY[:8], [KEY]) == "rejected: " + KEY[:8]
+    assert redact("rejected: " + KEY[:8], [KEY], cut=True) == "rejected: (sensitive)"
