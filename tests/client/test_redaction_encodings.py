@@ -248,3 +248,7 @@ def test_a_cut_beginning_is_hidden_only_when_asked() -> None:
     """Without ``cut`` (a whole message, not one a gateway cut short) a short beginning is no secret."""
     assert redact("rejected: " + KEY[:8], [KEY]) == "rejected: " + KEY[:8]
     assert redact("rejected: " + KEY[:8], [KEY], cut=True) == "rejected: (sensitive)"
+
+
+def test_a_text_that_is_only_a_cut_beginning_is_hidden() -> None:
+    assert redact(KEY[:8], [KEY], cut=True) == "(sensitive)"
