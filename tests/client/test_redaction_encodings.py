@@ -210,3 +210,45 @@ def test_a_literal_escape_in_a_secret_is_found_raw_and_encoded() -> None:
     secret = "a%41b&amp;c\\nd-0e1f"
     for form in (secret, json.dumps(secret)[1:-1], html.escape(secret), quote(secret, safe="")):
         assert redact(f"[{form}]", [secret]) == "[(sensitive)]", form
+
+
+def test_a_secret_outside_the_basic_plane_is_found_in_its_json_surrogate_escapes() -> None:
+    """A gateway that escapes what it echoes as ASCII JSON writes each character beyond U+FFFF as
+    two ``\\u`` escapes (a surrogate pair): they are one character of the secret."""
+    secret = "\U0001F511\U0001F600-key-\U00010348\U0010FFFD"  # a key, a smile, a Gothic letter, the last plane's
+    for upper in (False, True):
+        echoed = f'{{"detail": "bad {uhex(secret, upper)} here"}}'
+        assert "\\ud83d" in echoed.lower()
+        assert redact(echoed, [secret]) == '{"detail": "bad (sensitive) here"}', echoed
+
+
+KEY = "sk-live-1234567890abcdef"  # longer than LONG_PREFIX (16)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (KEY + " refused", "(sensitive) refused"),  # the secret at the very start of the text
+    ("s\\u006b-live-1234567890abcdef refused", "(sensitive) refused"),  # escaped from its second character
+    ("&nosuch; key &#x73;k-live-1234567890abcdef", "&nosuch; key (sensitive)"),  # an inert entity before it
+    (KEY[:16] + " and then more words", "(sensitive) and then more words"),  # exactly LONG_PREFIX of it
+    (f"{KEY} a {KEY} b {KEY}", "(sensitive) a (sensitive) b (sensitive)"),  # every time, the middle one too
+])
+def test_the_secret_is_found_at_the_start_after_inert_escapes_and_by_its_long_beginning(
+        text: str, expected: str) -> None:
+    assert redact(text, [KEY]) == expected
+
+
+def test_overlapping_and_self_repeating_secrets_are_hidden_whole() -> None:
+    runs = "a" * 20 + "Z"  # its beginning found again one character on
+    assert redact("a" + runs, [runs]) == "(sensitive)"
+    repeats = "abcabcabcabc-XYZ-0123456789"  # its first six characters again three on
+    assert redact("rejected: " + repeats[:12], [repeats], cut=True) == "rejected: (sensitive)"
+
+
+def test_a_cut_beginning_is_hidden_only_when_asked() -> None:
+    """Without ``cut`` (a whole message, not one a gateway cut short) a short beginning is no secret."""
+    assert redact("rejected: " + KEY[:8], [KEY]) == "rejected: " + KEY[:8]
+    assert redact("rejected: " + KEY[:8], [KEY], cut=True) == "rejected: (sensitive)"
+
+
+def test_a_text_that_is_only_a_cut_beginning_is_hidden() -> None:
+    assert redact(KEY[:8], [KEY], cut=True) == "(sensitive)"

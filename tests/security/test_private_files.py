@@ -5,6 +5,8 @@ files must stay inside (``manifests.confine``)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,17 @@ def test_a_private_file_is_written_whole_mode_0600_and_leaves_no_temporary(tmp_p
     assert target.stat().st_mode & 0o777 == 0o640
     assert os.listdir(tmp_path) == ["plan.json"]
 
+
+
+def test_a_private_file_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """A CI container often runs under the C locale: its files (a plan, a pulled manifest) still
+    hold their text as UTF-8, not refused or written in the locale's encoding."""
+    target = tmp_path / "plan.json"
+    code = f"from pathlib import Path; from reconciler.files import write_private; write_private(Path({str(target)!r}), '\\u00e9 \\u2713')"
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0", "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes() == "\u00e9 \u2713".encode()
 
 def test_a_link_a_directory_or_a_place_outside_the_root_is_refused(tmp_path: Path) -> None:
     real = tmp_path / "real.txt"
