@@ -567,16 +567,126 @@ def test_a_dotted_path_is_set_through_mappings_and_lists() -> None:
     from reconciler.pull.engine import _set_in
 
     spec: dict[str, Any] = {"a": {"l": [{"x": 1}, {"x": 2}]}}
-    item = {"x": 9}
+    item = {"x": 9, "deep": [1]}
+    first = {"y": {"z": 1}}
+    whole = {"n": [1]}
     _set_in(spec, "a.l.1.x", 3)
     _set_in(spec, "a.l.2", item)  # past the end: appended
-    item["x"] = 10  # a copy was stored
-    _set_in(spec, "a.l.0", {"y": 1})
-    _set_in(spec, "b.c", "new")  # missing mappings made
-    assert spec == {"a": {"l": [{"y": 1}, {"x": 3}, {"x": 9}]}, "b": {"c": "new"}}
+    _set_in(spec, "a.l.0", first)
+    _set_in(spec, "b.c", whole)  # missing mappings made
+    item["x"] = 10  # copies were stored, to every depth
+    item["deep"].append(2)
+    first["y"]["z"] = 2
+    whole["n"].append(2)
+    assert spec == {"a": {"l": [{"y": {"z": 1}}, {"x": 3}, {"x": 9, "deep": [1]}]}, "b": {"c": {"n": [1]}}}
+    _set_in(spec, "b.c", "new")
     _set_in(spec, "a.l.1", ABSENT)
     _set_in(spec, "b.c", ABSENT)
     _set_in(spec, "b.gone", ABSENT)
-    assert spec == {"a": {"l": [{"y": 1}, {"x": 9}]}, "b": {}}
+    assert spec == {"a": {"l": [{"y": {"z": 1}}, {"x": 9, "deep": [1]}]}, "b": {}}
 
 
+def test_a_dotted_path_is_read_through_mappings_and_list_items() -> None:
+    from reconciler.pull.engine import _get
+
+    spec = {"a": {"l": [{"x": 1}, {"x": 2}]}, "m": {"k": 1}}
+    assert _get(spec, "a.l.1.x") == 2 and _get(spec, "a.l.0") == {"x": 1}
+    assert _get(spec, "a.l.2") is ABSENT  # past the end
+    assert _get(spec, "m.0") is ABSENT  # a number names an item of a list only
+    assert _get(spec, "a.l.x") is ABSENT and _get(spec, "a.missing") is ABSENT and _get(spec, "a.l.0.x.y") is ABSENT
+
+
+def test_a_difference_left_is_covered_by_a_record_at_its_field_above_it_below_it_or_on_the_whole_resource() -> None:
+    from reconciler.pull.engine import _related
+
+    assert _related("version.model", "version.model")
+    assert _related("version.model", "version") and _related("version", "version.model")
+    assert _related("version.model", "")  # a note on the whole resource
+    assert not _related("version.models", "version.model") and not _related("version.model", "version.models")
+    assert not _related("version.model", "version.mod") and not _related("description", "examples")
+
+
+
+
+def test_a_block_list_is_edited_item_by_item_while_an_item_anchors_the_new_ones_else_written_whole(
+        cli: Cli, tmp_path: Path) -> None:
+    def prompt(name: str, *contents: str) -> str:
+        items = "".join(f"    - {{role: user, content: {c}}}  # {c}\n" for c in contents)
+        return (f"kind: Prompt\nspace: research\nname: {name}\nversion:\n  commit_message: first\n  provider: VENDOR_A\n"
+                f"  messages:\n{items}")
+
+    lists = {"tail": ["one", "two"], "shorter": ["one", "two", "three", "four"], "middle": ["one", "two", "three"],
+             "last": ["one", "two", "three"], "other": ["one", "two"], "append": ["one", "two", "three"],
+             "pair": ["one", "two", "three"]}
+    live = {"tail": ["one", "x", "y", "z"],  # the last item replaced by three: nothing after it to anchor them
+            "shorter": ["one", "x"],  # the last three replaced by one
+            "middle": ["one", "x", "y", "three"],  # the middle one replaced by two: they go before "three"
+            "last": ["one", "two"],  # the last one removed: only its line goes
+            "other": ["x"],  # nothing in common
+            "append": ["one", "two", "three", "four"],  # one more after the last
+            "pair": ["one", "TWO", "THREE"]}  # two changed in place
+    tree = applied(cli, tmp_path, "---\n".join(prompt(n, *c) for n, c in lists.items()))
+    with ui(tmp_path) as api:
+        for name, contents in live.items():
+            api.new_prompt_version("research", name, commit_message="m",
+                                   messages=[{"role": "user", "content": c} for c in contents])
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    starts, line = {}, 1  # each document's first line: the edits' lines are counted from it
+    for name, contents in lists.items():
+        starts[name], line = line, line + 8 + len(contents)
+    edits: dict[str, list[tuple[str, int, str]]] = {}
+    for e in json.loads(out.stdout)["edits"]:
+        name = e["address"].rpartition("/")[2]
+        if e["path"] != "version.commit_message":
+            edits.setdefault(name, []).append((e["path"], e["line"] - starts[name] + 1, e["action"]))
+    whole = [("version.messages", 7, "update")]
+    assert edits == {
+        "tail": whole, "shorter": whole, "other": whole,
+        "middle": [("version.messages.1", 9, "remove"), ("version.messages.1", 10, "add"),
+                   ("version.messages.2", 10, "add")],
+        "last": [("version.messages.2", 10, "remove")],
+        "append": [("version.messages.3", 10, "add")],
+        "pair": [("version.messages.1.content", 9, "update"), ("version.messages.2.content", 10, "update")]}
+    docs = tree.read_text().split("---\n")
+    kept = {n: prompt(n, *c).replace("first", "m") for n, c in lists.items()}
+    assert docs[2] == kept["middle"].replace("    - {role: user, content: two}  # two\n",
+                                             "    - {role: user, content: x}\n    - {role: user, content: y}\n")
+    assert docs[3] == kept["last"].replace("    - {role: user, content: three}  # three\n", "")
+    assert docs[5] == kept["append"] + "    - {role: user, content: four}\n"
+    assert docs[6] == kept["pair"].replace("content: two}", "content: TWO}").replace("content: three}",
+                                                                                       "content: THREE}")
+    head = "kind: Prompt\nspace: research\nname: {}\nversion:\n  commit_message: m\n  provider: VENDOR_A\n  messages:\n"
+    for n, comment in (("tail", "two"), ("shorter", "four"), ("other", "two")):  # rewritten whole, in block style
+        items = "".join(f"    - role: user\n      content: {c}\n" for c in live[n])
+        assert docs[list(lists).index(n)] == head.format(n) + items[:-1] + f"  # {comment}\n"
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
+
+
+def test_a_variable_inside_a_string_is_written_only_when_it_is_the_strings_one_variable(
+        cli: Cli, tmp_path: Path) -> None:
+    def prompt(name: str, description: str) -> str:
+        return f"kind: Prompt\nspace: research\nname: {name}\ndescription: \"{description}\"\n{VERSION}"
+
+    declared = {"two": "${var.a}-${var.b}", "twice": "${var.e}/${var.e}", "emptied": "tag-${var.c}-end",
+                "overlap": "ab${var.d}ba"}
+    live = {"two": "x-y", "twice": "new/new", "emptied": "tag--end", "overlap": "aba"}
+    (tmp_path / "vars.yaml").write_text("a: one\nb: two\nc: mid\nd: cd\ne: old\n")
+    tree = tmp_path / "tree.yaml"
+    tree.write_text("---\n".join(prompt(n, d) for n, d in declared.items()))
+    done = cli("apply", "tree.yaml", "--var-file", "vars.yaml", "--auto-approve")
+    assert done.exit_code == 0, done.output
+    with ui(tmp_path) as api:
+        for name, description in live.items():
+            p = api.prompt("research", name)
+            api.c.patch(f"/v2/prompts/{p['id']}", json={"description": description}).raise_for_status()
+    out = cli("pull", "tree.yaml", "--var-file", "vars.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    result = json.loads(out.stdout)
+    assert {n["address"].rpartition("/")[2]: n["reason"] for n in result["not_written"]} == {
+        "two": "built from variables (vars.yaml:1, vars.yaml:2) inside a string: not written",
+        "twice": "built from variables (vars.yaml:5) inside a string: not written",
+        "overlap": "built from ${var.d} (vars.yaml:4) and live no longer matches the rest of the string: not written"}
+    assert [(e["address"], e["file"], e["line"], e["before"], e["after"]) for e in result["edits"]] == [
+        ("Prompt/research/emptied", "vars.yaml", 3, "tag-mid-end", "")]
+    assert (tmp_path / "vars.yaml").read_text() == "a: one\nb: two\nc: ''\nd: cd\ne: old\n"
