@@ -690,3 +690,53 @@ def test_a_variable_inside_a_string_is_written_only_when_it_is_the_strings_one_v
     assert [(e["address"], e["file"], e["line"], e["before"], e["after"]) for e in result["edits"]] == [
         ("Prompt/research/emptied", "vars.yaml", 3, "tag-mid-end", "")]
     assert (tmp_path / "vars.yaml").read_text() == "a: one\nb: two\nc: ''\nd: cd\ne: old\n"
+
+
+def test_items_of_a_list_set_by_a_variable_are_written_in_the_var_file_and_a_flow_list_whole(
+        cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "vars.yaml").write_text("msgs:\n  - {role: user, content: one}\n  - {role: user, content: two}\n"
+                                        "  - {role: user, content: three}  # kept\n")
+    tree = tmp_path / "tree.yaml"
+    tree.write_text("kind: Prompt\nspace: research\nname: byvar\nversion:\n  commit_message: first\n"
+                    "  provider: VENDOR_A\n  messages: {var: msgs}\n---\n"
+                    "kind: Prompt\nspace: research\nname: flow\nversion:\n  commit_message: first\n"
+                    "  provider: VENDOR_A\n  messages: [{role: user, content: one}, {role: user, content: two}, "
+                    "{role: user, content: three}]  # c\n")
+    done = cli("apply", "tree.yaml", "--var-file", "vars.yaml", "--auto-approve")
+    assert done.exit_code == 0, done.output
+    with ui(tmp_path) as api:
+        api.new_prompt_version("research", "byvar", commit_message="first", messages=[
+            {"role": "user", "content": "one"}, {"role": "user", "content": "TWO"}, {"role": "user", "content": "THREE"}])
+        api.new_prompt_version("research", "flow", commit_message="first", messages=[  # one item replaced by two
+            {"role": "user", "content": c} for c in ("one", "x", "y", "three")])
+    out = cli("pull", "tree.yaml", "--var-file", "vars.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    result = json.loads(out.stdout)
+    assert result["not_written"] == []
+    assert [(e["address"], e["path"], e["file"], e["line"], e["before"], e["after"]) for e in result["edits"]] == [
+        ("Prompt/research/flow", "version.messages", "tree.yaml", 15,
+         [{"role": "user", "content": c} for c in ("one", "two", "three")],
+         [{"role": "user", "content": c} for c in ("one", "x", "y", "three")]),
+        ("Prompt/research/byvar", "version.messages.1.content", "vars.yaml", 3, "two", "TWO"),  # once all are pulled
+        ("Prompt/research/byvar", "version.messages.2.content", "vars.yaml", 4, "three", "THREE")]
+    assert (tmp_path / "vars.yaml").read_text() == (
+        "msgs:\n  - {role: user, content: one}\n  - {role: user, content: TWO}\n  - {role: user, content: THREE}  # kept\n")
+    assert tree.read_text().endswith("  messages: [{role: user, content: one}, {role: user, content: x}, "
+                                     "{role: user, content: y}, {role: user, content: three}]  # c\n")
+
+
+def test_a_document_deleted_live_is_removed_from_its_file_when_stdin_is_read_too(cli: Cli, tmp_path: Path) -> None:
+    tree = applied(cli, tmp_path, f"kind: Prompt\nspace: research\nname: gone\n{VERSION}")
+    piped = f"kind: Prompt\nspace: research\nname: piped\n{VERSION}"
+    assert CliRunner().invoke(main, ["apply", "-", "--auto-approve", "--emulator", str(tmp_path / "live.db")],
+                              input=piped, catch_exceptions=False).exit_code == 0
+    with ui(tmp_path) as api:
+        api.delete("prompts", "gone", space_id=api.space_id("research"))
+    out = CliRunner().invoke(main, ["pull", "tree.yaml", "-", "--remove-absent", "--write", "--format", "json",
+                                    "--emulator", str(tmp_path / "live.db")], input=piped, catch_exceptions=False)
+    assert out.exit_code == 2, out.output
+    result = json.loads(out.stdout)
+    assert result["not_written"] == []
+    assert result["edits"] == [{"address": "Prompt/research/gone", "path": "", "file": "tree.yaml", "line": 1,
+                                "action": "remove document", "before": "Prompt/research/gone", "after": None}]
+    assert tree.read_text() == ""
