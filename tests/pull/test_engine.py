@@ -740,3 +740,22 @@ def test_a_document_deleted_live_is_removed_from_its_file_when_stdin_is_read_too
     assert result["edits"] == [{"address": "Prompt/research/gone", "path": "", "file": "tree.yaml", "line": 1,
                                 "action": "remove document", "before": "Prompt/research/gone", "after": None}]
     assert tree.read_text() == ""
+
+
+def test_a_value_of_a_patch_from_a_shared_variable_is_replaced_in_that_patch(envs: dict[str, Env], tmp_path: Path) -> None:
+    staging = envs["staging"]
+    patches = tmp_path / "overlays/staging/patches.yaml"
+    patches.write_text("kind: Patch\ntarget: Prompt/summarize-ticket\nspace: staging\npatch:\n  version:\n"
+                       "    model: model-small\n  description: \"${var.env} digest\"  # c\n")
+    assert staging.run("apply", "--auto-approve").exit_code == 0
+    with staging.ui() as api:
+        p = api.prompt("staging", "summarize-ticket")
+        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "qa digest"}).raise_for_status()
+    code, out = staging.pull("--write")
+    assert code == 2 and out["not_written"] == [], out
+    assert out["edits"] == [{"address": "Prompt/staging/summarize-ticket", "path": "description",
+                             "file": "overlays/staging/patches.yaml", "line": 4, "action": "patch",
+                             "before": "staging digest", "after": "qa digest"}]
+    assert patches.read_text() == ("kind: Patch\ntarget: Prompt/summarize-ticket\nspace: staging\npatch:\n  version:\n"
+                                   "    model: model-small\n  description: \"qa digest\"  # c\n")
+    assert staging.run("plan", "--detailed-exitcode").exit_code == 0
