@@ -759,3 +759,21 @@ def test_a_value_of_a_patch_from_a_shared_variable_is_replaced_in_that_patch(env
     assert patches.read_text() == ("kind: Patch\ntarget: Prompt/summarize-ticket\nspace: staging\npatch:\n  version:\n"
                                    "    model: model-small\n  description: \"qa digest\"  # c\n")
     assert staging.run("plan", "--detailed-exitcode").exit_code == 0
+
+
+def test_a_field_of_the_shared_base_removed_live_is_removed_by_the_environments_patch(
+        envs: dict[str, Env], tmp_path: Path) -> None:
+    staging = envs["staging"]
+    with staging.ui() as api:
+        p = api.prompt("staging", "summarize-ticket")
+        body = {k: p["version"][k] for k in ("provider", "model", "input_variable_format", "messages", "commit_message")
+                if p["version"].get(k) is not None}  # invocation_params left out
+        api.c.post(f"/v2/prompts/{p['id']}/versions", json=body).raise_for_status()
+    code, out = staging.pull("--write")
+    assert code == 2 and out["not_written"] == [], out  # a merge patch merges a mapping: its keys are nulled
+    assert [(e["path"], e["file"], e["action"], e["before"], e["after"]) for e in out["edits"]] == [
+        ("version.invocation_params", "overlays/staging/patches.yaml", "patch", {"temperature": 0.7}, {})]
+    assert "  version: {model: model-small, invocation_params: {temperature: null}}\n" in \
+        (tmp_path / "overlays/staging/patches.yaml").read_text()
+    assert staging.run("plan", "--detailed-exitcode").exit_code == 0
+    assert envs["production"].run("plan", "--detailed-exitcode").exit_code == 0
