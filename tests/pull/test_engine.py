@@ -669,8 +669,8 @@ def test_a_variable_inside_a_string_is_written_only_when_it_is_the_strings_one_v
         return f"kind: Prompt\nspace: research\nname: {name}\ndescription: \"{description}\"\n{VERSION}"
 
     declared = {"two": "${var.a}-${var.b}", "twice": "${var.e}/${var.e}", "emptied": "tag-${var.c}-end",
-                "overlap": "ab${var.d}ba"}
-    live = {"two": "x-y", "twice": "new/new", "emptied": "tag--end", "overlap": "aba"}
+                "overlap": "ab${var.d}ba", "whole": "${var.a}"}
+    live = {"two": "x-y", "twice": "new/new", "emptied": "tag--end", "overlap": "aba", "whole": "changed"}
     (tmp_path / "vars.yaml").write_text("a: one\nb: two\nc: mid\nd: cd\ne: old\n")
     tree = tmp_path / "tree.yaml"
     tree.write_text("---\n".join(prompt(n, d) for n, d in declared.items()))
@@ -686,7 +686,9 @@ def test_a_variable_inside_a_string_is_written_only_when_it_is_the_strings_one_v
     assert {n["address"].rpartition("/")[2]: n["reason"] for n in result["not_written"]} == {
         "two": "built from variables (vars.yaml:1, vars.yaml:2) inside a string: not written",
         "twice": "built from variables (vars.yaml:5) inside a string: not written",
-        "overlap": "built from ${var.d} (vars.yaml:4) and live no longer matches the rest of the string: not written"}
+        "overlap": "built from ${var.d} (vars.yaml:4) and live no longer matches the rest of the string: not written",
+        "whole": "set by vars.yaml:1, which also sets Prompt/research/two description; this environment has no overlay "
+                 "(a folder with its Patches or var file) to write it in: not written"}  # a, used in two's string too
     assert [(e["address"], e["file"], e["line"], e["before"], e["after"]) for e in result["edits"]] == [
         ("Prompt/research/emptied", "vars.yaml", 3, "tag-mid-end", "")]
     assert (tmp_path / "vars.yaml").read_text() == "a: one\nb: two\nc: ''\nd: cd\ne: old\n"
@@ -777,3 +779,34 @@ def test_a_field_of_the_shared_base_removed_live_is_removed_by_the_environments_
         (tmp_path / "overlays/staging/patches.yaml").read_text()
     assert staging.run("plan", "--detailed-exitcode").exit_code == 0
     assert envs["production"].run("plan", "--detailed-exitcode").exit_code == 0
+
+
+def test_examples_file_edits_name_their_dataset_file_and_values_and_removals_go_bottom_up(
+        cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text("kind: Dataset\nspace: research\nname: nd\nkey: k\nexamples_file: nd.NDJSON\n"
+                                        "---\nkind: Dataset\nspace: research\nname: last\nkey: k\n"
+                                        "examples_file: last.jsonl\n")
+    (tmp_path / "nd.NDJSON").write_text("\n".join(f'{{"k": {n}, "q": "{q}"}}' for n, q in enumerate("abcd")))
+    (tmp_path / "last.jsonl").write_text('{"k": 0, "q": "x"}\n{"k": 1, "q": "y"}')
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        live = {x["q"]: x for x in api.examples("research", "nd")}
+        api.update_examples("research", "nd", [{"id": live["a"]["id"], "k": 0, "q": "A"}])
+        api.delete_examples("research", "nd", [live["b"]["id"], live["d"]["id"]])  # the last line among them
+        api.append_examples("research", "nd", [{"k": 4, "q": "e"}, {"k": 5, "q": "f"}])
+        x = next(x for x in api.examples("research", "last") if x["q"] == "x")
+        api.update_examples("research", "last", [{"id": x["id"], "k": 0, "q": "X"}])
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    assert json.loads(out.stdout)["edits"] == [
+        {"address": "Dataset/research/nd", "path": path, "file": "nd.NDJSON", "line": line, "action": action,
+         "before": before, "after": after} for path, line, action, before, after in (
+            ("examples.0", 1, "update", {"k": 0, "q": "a"}, {"k": 0, "q": "A"}),
+            ("examples.3", 4, "remove", {"k": 3, "q": "d"}, None), ("examples.1", 2, "remove", {"k": 1, "q": "b"}, None),
+            ("examples.4", 5, "add", None, {"k": 4, "q": "e"}), ("examples.5", 6, "add", None, {"k": 5, "q": "f"}))] + [
+        {"address": "Dataset/research/last", "path": "examples.0", "file": "last.jsonl", "line": 1, "action": "update",
+         "before": {"k": 0, "q": "x"}, "after": {"k": 0, "q": "X"}}]
+    assert (tmp_path / "nd.NDJSON").read_bytes() == \
+        b'{"k": 0, "q": "A"}\n{"k": 2, "q": "c"}\n{"k": 4, "q": "e"}\n{"k": 5, "q": "f"}\n'
+    assert (tmp_path / "last.jsonl").read_bytes() == b'{"k": 0, "q": "X"}\n{"k": 1, "q": "y"}'  # no line end added
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
