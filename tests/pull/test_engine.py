@@ -818,3 +818,22 @@ def test_examples_file_edits_name_their_dataset_file_and_values_and_removals_go_
     with ui(tmp_path) as api:  # the example the tree cannot hold, taken back: the rest is in sync
         api.delete_examples("research", "free", [e["id"] for e in api.examples("research", "free") if e["q"] != "a"])
     assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
+
+
+def test_keys_removed_and_added_live_in_a_block_mapping_take_their_own_lines(cli: Cli, tmp_path: Path) -> None:
+    text = ("kind: Prompt\nspace: research\nname: p\ndescription: words\nversion:\n  commit_message: first\n"
+            "  provider: VENDOR_A\n  messages: [{role: user, content: hi}]\n  invocation_params:\n"
+            "    temperature: 0.5  # gone\n    max_tokens: 10  # kept\n")
+    tree = applied(cli, tmp_path, text)
+    with ui(tmp_path) as api:
+        api.new_prompt_version("research", "p", commit_message="first",
+                               invocation_params={"max_tokens": 10, "top_p": 0.9})
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    assert json.loads(out.stdout)["edits"] == [
+        {"address": "Prompt/research/p", "path": path, "file": "tree.yaml", "line": line, "action": action,
+         "before": before, "after": after} for path, line, action, before, after in (
+            ("version.invocation_params.temperature", 10, "remove", 0.5, None),
+            ("version.invocation_params.top_p", 10, "add", None, 0.9))]
+    assert tree.read_text() == text.replace("    temperature: 0.5  # gone\n", "") + "    top_p: 0.9\n"
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
