@@ -278,6 +278,14 @@ def _set_in(spec: Any, path: str, value: Any) -> None:
         node[last] = copy.deepcopy(value)
 
 
+def _replacing(current: Any, want: Any) -> Any:
+    """The merge patch value that turns ``current`` into ``want``: a mapping is merged, not replaced,
+    so each key of ``current`` that ``want`` lacks is given as null (removed)."""
+    if not isinstance(current, Mapping) or not isinstance(want, dict):
+        return want
+    return {**{k: None for k in current if k not in want}, **{k: _replacing(current.get(k), v) for k, v in want.items()}}
+
+
 def _merge(current: Any, patch: Any) -> Any:
     if not isinstance(current, dict) or not isinstance(patch, dict):
         return patch
@@ -792,7 +800,7 @@ class Puller:
             for part in cut[:-1]:
                 node = node.setdefault(part, {})
             got = _get(spec, ".".join(cut))
-            node[cut[-1]] = None if got is ABSENT else got
+            node[cut[-1]] = None if got is ABSENT else _replacing(_get(r.spec, ".".join(cut)), got)
         return patch
 
     def _merge_into(self, f: YamlFile, doc: Doc, node: Node, value: dict[str, Any]) -> None:

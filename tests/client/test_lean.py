@@ -11,7 +11,7 @@ import socketserver
 import ssl
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,6 +150,15 @@ def run(client: LeanClient, *work: Callable[[LeanClient], Any]) -> list[Any]:
 
 def get(target: str = "/v2/x") -> Callable[[LeanClient], Any]:
     return lambda c: c.request("GET", target)
+
+
+@contextlib.contextmanager
+def listening() -> Iterator[tuple[socket.socket, int]]:
+    """A loopback socket listening for one connection that the test accepts itself, and its port."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        yield listener, listener.getsockname()[1]
 
 
 def test_requests_share_a_kept_connection_and_carry_host_key_and_base_path() -> None:
@@ -372,10 +381,7 @@ def test_a_redirect_is_not_followed() -> None:
 
 
 def test_a_server_that_stops_reading_and_closes_fails_the_write_instead_of_hanging() -> None:
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        port = listener.getsockname()[1]
+    with listening() as (listener, port):
 
         def accept_and_drop() -> None:
             conn, _ = listener.accept()
@@ -389,10 +395,7 @@ def test_a_server_that_stops_reading_and_closes_fails_the_write_instead_of_hangi
 
 
 def test_a_body_the_server_does_not_read_within_the_write_timeout_is_a_write_timeout() -> None:
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        port = listener.getsockname()[1]
+    with listening() as (listener, port):
         held: list[socket.socket] = []
 
         def accept_and_hold() -> None:
@@ -408,3 +411,23 @@ def test_a_body_the_server_does_not_read_within_the_write_timeout_is_a_write_tim
         finally:
             for conn in held:
                 conn.close()
+
+
+def test_a_body_larger_than_the_buffers_waits_for_a_server_that_reads_late_and_is_answered() -> None:
+    body = b"x" * 20_000_000
+    with listening() as (listener, port):
+
+        def read_late() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                time.sleep(0.3)  # reads nothing yet: the client's buffers fill and it waits for them to drain
+                got = b""
+                while b"\r\n\r\n" not in got or len(got) < got.index(b"\r\n\r\n") + 4 + len(body):
+                    got += conn.recv(1 << 20)
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+
+        threading.Thread(target=read_late, daemon=True).start()
+        client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=httpx.Timeout(5.0, write=3.0),
+                            ssl_context=None, keep=1)
+        (answer,) = run(client, lambda c: c.request("POST", "/v2/x", content=body))
+    assert answer.status_code == 200 and answer.content == b"ok"

@@ -9,13 +9,13 @@ import math
 
 import pytest
 
-from reconciler.client.limit import BACKOFF, SMOOTHING, TOLERANCE, AdaptiveLimit
+from reconciler.client.limit import BACKOFF, BASELINE_DRIFT, SMOOTHING, TOLERANCE, AdaptiveLimit
 
 
 def test_it_starts_at_the_ceiling() -> None:
     assert AdaptiveLimit(10).slots == 10
     assert AdaptiveLimit(1).slots == 1
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match=r"^the limit's ceiling must be at least 1$"):
         AdaptiveLimit(0)
 
 
@@ -116,5 +116,61 @@ def test_a_waiter_cancelled_after_its_slot_was_given_passes_the_slot_on() -> Non
             await woken
         await after
         assert limit.in_flight == 1
+        gone = asyncio.ensure_future(limit.acquire())
+        await asyncio.sleep(0)
+        gone.cancel()  # a wait cancelled...
+        limit.release(None)  # ...and passed over by the queue in the same turn: cancelled, holding no slot
+        with pytest.raises(asyncio.CancelledError):
+            await gone
+        assert limit.in_flight == 0
+
+    asyncio.run(main())
+
+
+def test_it_grows_while_at_least_half_of_it_is_in_use_and_not_below() -> None:
+    for in_use, grows in ((4, True), (3, False)):
+        limit = AdaptiveLimit(10)
+        limit.limit = 8.0
+        limit.in_flight = in_use
+        limit.release(0.02)
+        assert (limit.limit > 8.0) is grows
+
+
+def test_from_one_slot_flat_round_trips_grow_it_by_the_smoothed_step() -> None:
+    limit = AdaptiveLimit(10)
+    for _ in range(30):
+        limit.in_flight = 1
+        limit.release(None, overloaded=True)
+    assert limit.limit == 1.0
+    limit.in_flight = 1
+    limit.release(0.02)
+    assert limit.limit == pytest.approx(1.0 * (1 - SMOOTHING) + (1.0 + 1.0) * SMOOTHING)
+
+
+def test_the_baseline_drifts_up_towards_slower_round_trips() -> None:
+    limit = AdaptiveLimit(10)
+    busy(limit, 0.02, 1)
+    assert limit.baseline == 0.02
+    busy(limit, 0.05, 10)
+    assert limit.baseline == pytest.approx(0.02 * (1 + BASELINE_DRIFT) ** 10)
+
+
+def test_a_round_trip_of_no_time_teaches_nothing() -> None:
+    limit = AdaptiveLimit(10)
+    busy(limit, 0.0, 3)
+    assert (limit.limit, limit.baseline, limit.in_flight) == (10.0, math.inf, 9)
+
+
+def test_a_release_wakes_one_waiter_per_free_slot() -> None:
+    async def main() -> None:
+        limit = AdaptiveLimit(1)
+        await limit.acquire()
+        waiters = [asyncio.ensure_future(limit.acquire()) for _ in range(2)]
+        await asyncio.sleep(0)
+        limit.release(None)
+        await asyncio.sleep(0)
+        assert [w.done() for w in waiters] == [True, False] and limit.in_flight == 1
+        limit.release(None)
+        await waiters[1]
 
     asyncio.run(main())

@@ -477,3 +477,53 @@ def test_a_change_of_exactly_five_percent_is_not_announced_and_more_is() -> None
     pacer.throttled(clock.now, 1.0)
     assert pacer.rate == pytest.approx(HEADROOM * 140)  # 6.7% more
     assert events == [f"rate limited: pacing requests at {HEADROOM * 140:.1f}/s (560 answers in 4.0s since the last 429)"]
+
+
+def banked_429(retry_after: float | None) -> tuple[Pacer, FakeClock, float]:
+    """A settled pacer (about 4.9/s) whose banked burst met a 429 at once, ``retry_after`` asked: its
+    clock, its rate."""
+    pacer, clock = settled(answers=10, seconds=2.0)
+    rate = pacer.rate
+    assert rate is not None
+    clock.now += 1.0  # a pause: a burst banked
+    pacer.throttled(pacer.acquire(), retry_after)
+    assert pacer.burst_s == 0.5 and pacer.rate == rate
+    return pacer, clock, rate
+
+
+def test_after_a_429_in_the_banked_burst_the_next_request_waits_one_slot_and_a_second_429_is_no_new_halving() -> None:
+    pacer, clock, rate = banked_429(1.0)
+    assert pacer.acquire() == pytest.approx(clock.now + 1.0 / rate)
+    pacer.throttled(clock.now, 1.0)  # too few answers since: one slot's pause more, the burst kept
+    assert pacer.burst_s == 0.5 and pacer.rate == rate
+    assert pacer.acquire() == pytest.approx(clock.now + 2.0 / rate)
+
+
+def test_after_a_429_in_the_banked_burst_the_rate_climbs_once_its_retry_after_has_passed() -> None:
+    pacer, clock, rate = banked_429(3.0)
+    clock.now += 2.0  # a second of quiet, but within the Retry-After's three
+    pacer.acquire()
+    assert pacer.rate == rate
+    pacer, clock, rate = banked_429(None)
+    clock.now += 1.0  # no Retry-After: the climb starts from the 429
+    pacer.acquire()
+    assert pacer.rate is not None and pacer.rate > rate
+
+
+def test_a_429_with_too_few_answers_pauses_one_slot_past_now_even_when_no_slot_was_reserved_ahead() -> None:
+    pacer, clock = learnt(answers=10, seconds=1.0, retry_after=1.0)
+    clock.now += 30.0  # long idle: the next free slot is far in the past
+    pacer.answered(clock.now)
+    rate = pacer.rate
+    assert rate is not None
+    pacer.throttled(clock.now, 1.0)
+    assert pacer.acquire() == pytest.approx(clock.now + 1.0 / rate)
+
+
+def test_two_429s_at_one_clock_reading_with_answers_between_learn_nothing() -> None:
+    pacer, clock = settled(answers=10, seconds=2.0)
+    state = pacer.state()
+    for _ in range(MIN_SAMPLES):
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, 1.0)  # a window of no time: no rate measured from it
+    assert pacer.rate == state.rate and pacer.state().collisions == state.collisions + 1

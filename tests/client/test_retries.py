@@ -56,6 +56,10 @@ def test_429_wait_is_capped_and_the_cap_is_reported(make_client: Callable[..., A
     client.run(client.get("/v2/integrations"))
     assert clock.sleeps == [60.0]
     assert events == ["429 on GET /v2/integrations: waiting 60s (Retry-After 3600s capped)"]
+    events.clear()
+    script.then(problem(429, "Rate limit exceeded", headers={"Retry-After": "60"}), ok())
+    client.run(client.get("/v2/integrations"))  # exactly the cap: waited as asked, not capped
+    assert events == ["429 on GET /v2/integrations: waiting 60s (Retry-After)"]
 
 
 def test_429_without_retry_after_backs_off(make_client: Callable[..., ApiClient], script: Script,

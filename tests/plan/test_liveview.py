@@ -287,6 +287,9 @@ def test_write_only_auth_fields_are_never_written_and_a_difference_the_plan_sees
                                    header_names=["X-A"])) == [
         "Integration/d: config.auth.headers is write-only: the live header names are ['X-A'] (values cannot be "
         "read; not written)"]
+    named = cloud(auth_type="PROXY_WITH_HEADERS", base_url="https://d.example", headers={"X-A": key("H")})
+    assert notes(named, live_cloud(auth_type="PROXY_WITH_HEADERS", base_url="https://d.example",
+                                   header_names=["X-A"])) == []  # the names live has are the declared ones
 
 
 # ---------------------------------------------------------------------- prompts

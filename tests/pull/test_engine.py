@@ -567,16 +567,273 @@ def test_a_dotted_path_is_set_through_mappings_and_lists() -> None:
     from reconciler.pull.engine import _set_in
 
     spec: dict[str, Any] = {"a": {"l": [{"x": 1}, {"x": 2}]}}
-    item = {"x": 9}
+    item = {"x": 9, "deep": [1]}
+    first = {"y": {"z": 1}}
+    whole = {"n": [1]}
     _set_in(spec, "a.l.1.x", 3)
     _set_in(spec, "a.l.2", item)  # past the end: appended
-    item["x"] = 10  # a copy was stored
-    _set_in(spec, "a.l.0", {"y": 1})
-    _set_in(spec, "b.c", "new")  # missing mappings made
-    assert spec == {"a": {"l": [{"y": 1}, {"x": 3}, {"x": 9}]}, "b": {"c": "new"}}
+    _set_in(spec, "a.l.0", first)
+    _set_in(spec, "b.c", whole)  # missing mappings made
+    item["x"] = 10  # copies were stored, to every depth
+    item["deep"].append(2)
+    first["y"]["z"] = 2
+    whole["n"].append(2)
+    assert spec == {"a": {"l": [{"y": {"z": 1}}, {"x": 3}, {"x": 9, "deep": [1]}]}, "b": {"c": {"n": [1]}}}
+    _set_in(spec, "b.c", "new")
     _set_in(spec, "a.l.1", ABSENT)
     _set_in(spec, "b.c", ABSENT)
     _set_in(spec, "b.gone", ABSENT)
-    assert spec == {"a": {"l": [{"y": 1}, {"x": 9}]}, "b": {}}
+    assert spec == {"a": {"l": [{"y": {"z": 1}}, {"x": 9, "deep": [1]}]}, "b": {}}
 
 
+def test_a_dotted_path_is_read_through_mappings_and_list_items() -> None:
+    from reconciler.pull.engine import _get
+
+    spec = {"a": {"l": [{"x": 1}, {"x": 2}]}, "m": {"k": 1}}
+    assert _get(spec, "a.l.1.x") == 2 and _get(spec, "a.l.0") == {"x": 1}
+    assert _get(spec, "a.l.2") is ABSENT  # past the end
+    assert _get(spec, "m.0") is ABSENT  # a number names an item of a list only
+    assert _get(spec, "a.l.x") is ABSENT and _get(spec, "a.missing") is ABSENT and _get(spec, "a.l.0.x.y") is ABSENT
+
+
+def test_a_difference_left_is_covered_by_a_record_at_its_field_above_it_below_it_or_on_the_whole_resource() -> None:
+    from reconciler.pull.engine import _related
+
+    assert _related("version.model", "version.model")
+    assert _related("version.model", "version") and _related("version", "version.model")
+    assert _related("version.model", "")  # a note on the whole resource
+    assert not _related("version.models", "version.model") and not _related("version.model", "version.models")
+    assert not _related("version.model", "version.mod") and not _related("description", "examples")
+
+
+
+
+def test_a_block_list_is_edited_item_by_item_while_an_item_anchors_the_new_ones_else_written_whole(
+        cli: Cli, tmp_path: Path) -> None:
+    def prompt(name: str, *contents: str) -> str:
+        items = "".join(f"    - {{role: user, content: {c}}}  # {c}\n" for c in contents)
+        return (f"kind: Prompt\nspace: research\nname: {name}\nversion:\n  commit_message: first\n  provider: VENDOR_A\n"
+                f"  messages:\n{items}")
+
+    lists = {"tail": ["one", "two"], "shorter": ["one", "two", "three", "four"], "middle": ["one", "two", "three"],
+             "last": ["one", "two", "three"], "other": ["one", "two"], "append": ["one", "two", "three"],
+             "pair": ["one", "two", "three"]}
+    live = {"tail": ["one", "x", "y", "z"],  # the last item replaced by three: nothing after it to anchor them
+            "shorter": ["one", "x"],  # the last three replaced by one
+            "middle": ["one", "x", "y", "three"],  # the middle one replaced by two: they go before "three"
+            "last": ["one", "two"],  # the last one removed: only its line goes
+            "other": ["x"],  # nothing in common
+            "append": ["one", "two", "three", "four"],  # one more after the last
+            "pair": ["one", "TWO", "THREE"]}  # two changed in place
+    tree = applied(cli, tmp_path, "---\n".join(prompt(n, *c) for n, c in lists.items()))
+    with ui(tmp_path) as api:
+        for name, contents in live.items():
+            api.new_prompt_version("research", name, commit_message="m",
+                                   messages=[{"role": "user", "content": c} for c in contents])
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    starts, line = {}, 1  # each document's first line: the edits' lines are counted from it
+    for name, contents in lists.items():
+        starts[name], line = line, line + 8 + len(contents)
+    edits: dict[str, list[tuple[str, int, str]]] = {}
+    for e in json.loads(out.stdout)["edits"]:
+        name = e["address"].rpartition("/")[2]
+        if e["path"] != "version.commit_message":
+            edits.setdefault(name, []).append((e["path"], e["line"] - starts[name] + 1, e["action"]))
+    whole = [("version.messages", 7, "update")]
+    assert edits == {
+        "tail": whole, "shorter": whole, "other": whole,
+        "middle": [("version.messages.1", 9, "remove"), ("version.messages.1", 10, "add"),
+                   ("version.messages.2", 10, "add")],
+        "last": [("version.messages.2", 10, "remove")],
+        "append": [("version.messages.3", 10, "add")],
+        "pair": [("version.messages.1.content", 9, "update"), ("version.messages.2.content", 10, "update")]}
+    docs = tree.read_text().split("---\n")
+    kept = {n: prompt(n, *c).replace("first", "m") for n, c in lists.items()}
+    assert docs[2] == kept["middle"].replace("    - {role: user, content: two}  # two\n",
+                                             "    - {role: user, content: x}\n    - {role: user, content: y}\n")
+    assert docs[3] == kept["last"].replace("    - {role: user, content: three}  # three\n", "")
+    assert docs[5] == kept["append"] + "    - {role: user, content: four}\n"
+    assert docs[6] == kept["pair"].replace("content: two}", "content: TWO}").replace("content: three}",
+                                                                                       "content: THREE}")
+    head = "kind: Prompt\nspace: research\nname: {}\nversion:\n  commit_message: m\n  provider: VENDOR_A\n  messages:\n"
+    for n, comment in (("tail", "two"), ("shorter", "four"), ("other", "two")):  # rewritten whole, in block style
+        items = "".join(f"    - role: user\n      content: {c}\n" for c in live[n])
+        assert docs[list(lists).index(n)] == head.format(n) + items[:-1] + f"  # {comment}\n"
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
+
+
+def test_a_variable_inside_a_string_is_written_only_when_it_is_the_strings_one_variable(
+        cli: Cli, tmp_path: Path) -> None:
+    def prompt(name: str, description: str) -> str:
+        return f"kind: Prompt\nspace: research\nname: {name}\ndescription: \"{description}\"\n{VERSION}"
+
+    declared = {"two": "${var.a}-${var.b}", "twice": "${var.e}/${var.e}", "emptied": "tag-${var.c}-end",
+                "overlap": "ab${var.d}ba", "whole": "${var.a}"}
+    live = {"two": "x-y", "twice": "new/new", "emptied": "tag--end", "overlap": "aba", "whole": "changed"}
+    (tmp_path / "vars.yaml").write_text("a: one\nb: two\nc: mid\nd: cd\ne: old\n")
+    tree = tmp_path / "tree.yaml"
+    tree.write_text("---\n".join(prompt(n, d) for n, d in declared.items()))
+    done = cli("apply", "tree.yaml", "--var-file", "vars.yaml", "--auto-approve")
+    assert done.exit_code == 0, done.output
+    with ui(tmp_path) as api:
+        for name, description in live.items():
+            p = api.prompt("research", name)
+            api.c.patch(f"/v2/prompts/{p['id']}", json={"description": description}).raise_for_status()
+    out = cli("pull", "tree.yaml", "--var-file", "vars.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    result = json.loads(out.stdout)
+    assert {n["address"].rpartition("/")[2]: n["reason"] for n in result["not_written"]} == {
+        "two": "built from variables (vars.yaml:1, vars.yaml:2) inside a string: not written",
+        "twice": "built from variables (vars.yaml:5) inside a string: not written",
+        "overlap": "built from ${var.d} (vars.yaml:4) and live no longer matches the rest of the string: not written",
+        "whole": "set by vars.yaml:1, which also sets Prompt/research/two description; this environment has no overlay "
+                 "(a folder with its Patches or var file) to write it in: not written"}  # a, used in two's string too
+    assert [(e["address"], e["file"], e["line"], e["before"], e["after"]) for e in result["edits"]] == [
+        ("Prompt/research/emptied", "vars.yaml", 3, "tag-mid-end", "")]
+    assert (tmp_path / "vars.yaml").read_text() == "a: one\nb: two\nc: ''\nd: cd\ne: old\n"
+
+
+def test_items_of_a_list_set_by_a_variable_are_written_in_the_var_file_and_a_flow_list_whole(
+        cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "vars.yaml").write_text("msgs:\n  - {role: user, content: one}\n  - {role: user, content: two}\n"
+                                        "  - {role: user, content: three}  # kept\n")
+    tree = tmp_path / "tree.yaml"
+    tree.write_text("kind: Prompt\nspace: research\nname: byvar\nversion:\n  commit_message: first\n"
+                    "  provider: VENDOR_A\n  messages: {var: msgs}\n---\n"
+                    "kind: Prompt\nspace: research\nname: flow\nversion:\n  commit_message: first\n"
+                    "  provider: VENDOR_A\n  messages: [{role: user, content: one}, {role: user, content: two}, "
+                    "{role: user, content: three}]  # c\n")
+    done = cli("apply", "tree.yaml", "--var-file", "vars.yaml", "--auto-approve")
+    assert done.exit_code == 0, done.output
+    with ui(tmp_path) as api:
+        api.new_prompt_version("research", "byvar", commit_message="first", messages=[
+            {"role": "user", "content": "one"}, {"role": "user", "content": "TWO"}, {"role": "user", "content": "THREE"}])
+        api.new_prompt_version("research", "flow", commit_message="first", messages=[  # one item replaced by two
+            {"role": "user", "content": c} for c in ("one", "x", "y", "three")])
+    out = cli("pull", "tree.yaml", "--var-file", "vars.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    result = json.loads(out.stdout)
+    assert result["not_written"] == []
+    assert [(e["address"], e["path"], e["file"], e["line"], e["before"], e["after"]) for e in result["edits"]] == [
+        ("Prompt/research/flow", "version.messages", "tree.yaml", 15,
+         [{"role": "user", "content": c} for c in ("one", "two", "three")],
+         [{"role": "user", "content": c} for c in ("one", "x", "y", "three")]),
+        ("Prompt/research/byvar", "version.messages.1.content", "vars.yaml", 3, "two", "TWO"),  # once all are pulled
+        ("Prompt/research/byvar", "version.messages.2.content", "vars.yaml", 4, "three", "THREE")]
+    assert (tmp_path / "vars.yaml").read_text() == (
+        "msgs:\n  - {role: user, content: one}\n  - {role: user, content: TWO}\n  - {role: user, content: THREE}  # kept\n")
+    assert tree.read_text().endswith("  messages: [{role: user, content: one}, {role: user, content: x}, "
+                                     "{role: user, content: y}, {role: user, content: three}]  # c\n")
+
+
+def test_a_document_deleted_live_is_removed_from_its_file_when_stdin_is_read_too(cli: Cli, tmp_path: Path) -> None:
+    tree = applied(cli, tmp_path, f"kind: Prompt\nspace: research\nname: gone\n{VERSION}")
+    piped = f"kind: Prompt\nspace: research\nname: piped\n{VERSION}"
+    assert CliRunner().invoke(main, ["apply", "-", "--auto-approve", "--emulator", str(tmp_path / "live.db")],
+                              input=piped, catch_exceptions=False).exit_code == 0
+    with ui(tmp_path) as api:
+        api.delete("prompts", "gone", space_id=api.space_id("research"))
+    out = CliRunner().invoke(main, ["pull", "tree.yaml", "-", "--remove-absent", "--write", "--format", "json",
+                                    "--emulator", str(tmp_path / "live.db")], input=piped, catch_exceptions=False)
+    assert out.exit_code == 2, out.output
+    result = json.loads(out.stdout)
+    assert result["not_written"] == []
+    assert result["edits"] == [{"address": "Prompt/research/gone", "path": "", "file": "tree.yaml", "line": 1,
+                                "action": "remove document", "before": "Prompt/research/gone", "after": None}]
+    assert tree.read_text() == ""
+
+
+def test_a_value_of_a_patch_from_a_shared_variable_is_replaced_in_that_patch(envs: dict[str, Env], tmp_path: Path) -> None:
+    staging = envs["staging"]
+    patches = tmp_path / "overlays/staging/patches.yaml"
+    patches.write_text("kind: Patch\ntarget: Prompt/summarize-ticket\nspace: staging\npatch:\n  version:\n"
+                       "    model: model-small\n  description: \"${var.env} digest\"  # c\n")
+    assert staging.run("apply", "--auto-approve").exit_code == 0
+    with staging.ui() as api:
+        p = api.prompt("staging", "summarize-ticket")
+        api.c.patch(f"/v2/prompts/{p['id']}", json={"description": "qa digest"}).raise_for_status()
+    code, out = staging.pull("--write")
+    assert code == 2 and out["not_written"] == [], out
+    assert out["edits"] == [{"address": "Prompt/staging/summarize-ticket", "path": "description",
+                             "file": "overlays/staging/patches.yaml", "line": 4, "action": "patch",
+                             "before": "staging digest", "after": "qa digest"}]
+    assert patches.read_text() == ("kind: Patch\ntarget: Prompt/summarize-ticket\nspace: staging\npatch:\n  version:\n"
+                                   "    model: model-small\n  description: \"qa digest\"  # c\n")
+    assert staging.run("plan", "--detailed-exitcode").exit_code == 0
+
+
+def test_a_field_of_the_shared_base_removed_live_is_removed_by_the_environments_patch(
+        envs: dict[str, Env], tmp_path: Path) -> None:
+    staging = envs["staging"]
+    with staging.ui() as api:
+        p = api.prompt("staging", "summarize-ticket")
+        body = {k: p["version"][k] for k in ("provider", "model", "input_variable_format", "messages", "commit_message")
+                if p["version"].get(k) is not None}  # invocation_params left out
+        api.c.post(f"/v2/prompts/{p['id']}/versions", json=body).raise_for_status()
+    code, out = staging.pull("--write")
+    assert code == 2 and out["not_written"] == [], out  # a merge patch merges a mapping: its keys are nulled
+    assert [(e["path"], e["file"], e["action"], e["before"], e["after"]) for e in out["edits"]] == [
+        ("version.invocation_params", "overlays/staging/patches.yaml", "patch", {"temperature": 0.7}, {})]
+    assert "  version: {model: model-small, invocation_params: {temperature: null}}\n" in \
+        (tmp_path / "overlays/staging/patches.yaml").read_text()
+    assert staging.run("plan", "--detailed-exitcode").exit_code == 0
+    assert envs["production"].run("plan", "--detailed-exitcode").exit_code == 0
+
+
+def test_examples_file_edits_name_their_dataset_file_and_values_and_removals_go_bottom_up(
+        cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text("kind: Dataset\nspace: research\nname: nd\nkey: k\nexamples_file: nd.NDJSON\n"
+                                        "---\nkind: Dataset\nspace: research\nname: last\nkey: k\n"
+                                        "examples_file: last.jsonl\n---\nkind: Dataset\nspace: research\nname: free\n"
+                                        "examples_file: free.jsonl\n")
+    (tmp_path / "free.jsonl").write_text('{"q": "a"}\n')
+    (tmp_path / "nd.NDJSON").write_text("\n".join(f'{{"k": {n}, "q": "{q}"}}' for n, q in enumerate("abcd")))
+    (tmp_path / "last.jsonl").write_text('{"k": 0, "q": "x"}\n{"k": 1, "q": "y"}')
+    assert cli("apply", "tree.yaml", "--auto-approve").exit_code == 0
+    with ui(tmp_path) as api:
+        live = {x["q"]: x for x in api.examples("research", "nd")}
+        api.update_examples("research", "nd", [{"id": live["a"]["id"], "k": 0, "q": "A"}])
+        api.delete_examples("research", "nd", [live["b"]["id"], live["d"]["id"]])  # the last line among them
+        api.append_examples("research", "nd", [{"k": 4, "q": "e"}, {"k": 5, "q": "f"}])
+        x = next(x for x in api.examples("research", "last") if x["q"] == "x")
+        api.update_examples("research", "last", [{"id": x["id"], "k": 0, "q": "X"}])
+        api.append_examples("research", "free", [{"q": "two\u2028lines"}])
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    assert json.loads(out.stdout)["not_written"] == [{"address": "Dataset/research/free", "path": "examples", "reason":
+        "1 live example(s) holding a line separator (U+2028, U+2029 or U+0085): the tree cannot hold them; not "
+        "written, nor any example removed (one may be such an example)"}]  # a dataset without a key
+    assert json.loads(out.stdout)["edits"] == [
+        {"address": "Dataset/research/nd", "path": path, "file": "nd.NDJSON", "line": line, "action": action,
+         "before": before, "after": after} for path, line, action, before, after in (
+            ("examples.0", 1, "update", {"k": 0, "q": "a"}, {"k": 0, "q": "A"}),
+            ("examples.3", 4, "remove", {"k": 3, "q": "d"}, None), ("examples.1", 2, "remove", {"k": 1, "q": "b"}, None),
+            ("examples.4", 5, "add", None, {"k": 4, "q": "e"}), ("examples.5", 6, "add", None, {"k": 5, "q": "f"}))] + [
+        {"address": "Dataset/research/last", "path": "examples.0", "file": "last.jsonl", "line": 1, "action": "update",
+         "before": {"k": 0, "q": "x"}, "after": {"k": 0, "q": "X"}}]
+    assert (tmp_path / "nd.NDJSON").read_bytes() == \
+        b'{"k": 0, "q": "A"}\n{"k": 2, "q": "c"}\n{"k": 4, "q": "e"}\n{"k": 5, "q": "f"}\n'
+    assert (tmp_path / "last.jsonl").read_bytes() == b'{"k": 0, "q": "X"}\n{"k": 1, "q": "y"}'  # no line end added
+    with ui(tmp_path) as api:  # the example the tree cannot hold, taken back: the rest is in sync
+        api.delete_examples("research", "free", [e["id"] for e in api.examples("research", "free") if e["q"] != "a"])
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
+
+
+def test_keys_removed_and_added_live_in_a_block_mapping_take_their_own_lines(cli: Cli, tmp_path: Path) -> None:
+    text = ("kind: Prompt\nspace: research\nname: p\ndescription: words\nversion:\n  commit_message: first\n"
+            "  provider: VENDOR_A\n  messages: [{role: user, content: hi}]\n  invocation_params:\n"
+            "    temperature: 0.5  # gone\n    max_tokens: 10  # kept\n")
+    tree = applied(cli, tmp_path, text)
+    with ui(tmp_path) as api:
+        api.new_prompt_version("research", "p", commit_message="first",
+                               invocation_params={"max_tokens": 10, "top_p": 0.9})
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    assert json.loads(out.stdout)["edits"] == [
+        {"address": "Prompt/research/p", "path": path, "file": "tree.yaml", "line": line, "action": action,
+         "before": before, "after": after} for path, line, action, before, after in (
+            ("version.invocation_params.temperature", 10, "remove", 0.5, None),
+            ("version.invocation_params.top_p", 10, "add", None, 0.9))]
+    assert tree.read_text() == text.replace("    temperature: 0.5  # gone\n", "") + "    top_p: 0.9\n"
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0

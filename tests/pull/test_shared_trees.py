@@ -530,3 +530,22 @@ def test_an_edited_tree_that_would_not_load_replaces_nothing(tmp_path: Path) -> 
     assert "tree.yaml:14" in result.errors[0] and result.exit_code() == 1
     result.write()
     assert (tmp_path / "tree.yaml").read_text() == SINGLE
+
+
+def test_edits_that_would_change_what_another_environment_declares_replace_nothing(tmp_path: Path) -> None:
+    from reconciler.model import LiveState
+    from reconciler.pull.engine import Puller, Tree
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base/tree.yaml").write_text(SINGLE)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other/vars.yaml").write_text("x: 1\n")
+    tree, other = Tree(("base/tree.yaml",)), Tree(("base/tree.yaml",), (), ("other/vars.yaml",), "other")
+    puller = Puller(tree.load(), LiveState(), ["base/tree.yaml"], tree=tree, others=[other])
+    result = puller.run()
+    result.files["base/tree.yaml"] = (SINGLE, SINGLE.replace("description: first words", "description: new words"))
+    puller._verify()  # as run() does once the edits are rendered
+    assert result.errors == ["the edits would change what environment other declares (Prompt/research/triage), "
+                             "so nothing is written"]
+    result.write()
+    assert (tmp_path / "base/tree.yaml").read_text() == SINGLE
