@@ -82,6 +82,7 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     ),
     "reconciler/apply/confirm.py": None,
     "reconciler/apply/recover.py": None,
+    "reconciler/apply/resolve.py": None,
     "reconciler/client/live.py": None,
     "reconciler/essence.py": None,
     "reconciler/manifests/confine.py": None,
