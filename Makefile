@@ -73,8 +73,9 @@ soak: install
 		tests/reliability/test_two_trees_stateful.py
 	RECONCILER_PULL_ENV_EXAMPLES=300 $(VENV)/bin/pytest -q -p no:randomly tests/pull/test_two_environments_property.py
 
-# Long (an hour or more on a shared 2-core machine), not part of `make test`: mutmut over the core,
-# then docs/testing.md from its results (tests/mutation_report.py; mutants/ is a scratch copy).
+# Long (hours on a shared 2-core machine), not part of `make test`: mutmut over what is left to check
+# in the core, then docs/testing.md from its results (tests/mutation_report.py; mutants/ is a scratch
+# copy, the results are kept in tests/mutation_results.json: a run interrupted goes on from there).
 mutation: install
 	nice -n 10 $(PY) -m tests.mutation_report --run --write docs/testing.md
 

@@ -1,8 +1,13 @@
 """``make mutation``: run mutmut over the core and write ``docs/testing.md`` from its results.
 
-    python -m tests.mutation_report --run --write docs/testing.md   # the whole run (long)
-    python -m tests.mutation_report --run --module reconciler/plan/lifecycle.py   # one module again
+    python -m tests.mutation_report --run --write docs/testing.md   # what is left to check (long)
+    python -m tests.mutation_report --run --module reconciler/plan/lifecycle.py   # of one module
+    python -m tests.mutation_report --run --again --module ...      # every mutant of it again
     python -m tests.mutation_report --write docs/testing.md         # the doc from the last results
+
+Results are kept between runs and machines in ``tests/mutation_results.json`` (see ``restore``):
+a run checks the mutants not killed yet (never run, or surviving: a test added since may kill
+them) and the mutants of every function whose text changed since.
 
 The configuration (what mutmut copies, the test selection) is ``[tool.mutmut]`` in pyproject.toml;
 what counts as the core is ``SCOPE`` below: a module, or only the functions of it that are the
@@ -27,9 +32,11 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS = ROOT / "tests" / "mutation_equivalents.toml"
+RESULTS = ROOT / "tests" / "mutation_results.json"
 MUTMUT = Path(sys.executable).parent / "mutmut"
 
 #: module -> the functions mutated (None: every function of it). Methods are ``Class.method``.
@@ -183,13 +190,18 @@ class ModuleResult:
 
 
 def load_results() -> dict[str, ModuleResult]:
+    """Each module's results: from ``mutants/`` after a run, else as stored (``stored_results``)."""
     results: dict[str, ModuleResult] = {}
+    stored = stored_results()
     for path in SCOPE:
         meta = ROOT / "mutants" / (path + ".meta")
         result = results[path] = ModuleResult(path)
-        if not meta.exists():
+        if meta.exists():
+            codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+        elif path in stored:
+            codes = meta_of(path, stored[path])["exit_code_by_key"]
+        else:
             continue
-        codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
         for mutant, code in sorted(codes.items(), key=lambda kv: _natural(kv[0])):
             if not in_scope(path, mutant):
                 continue
@@ -422,10 +434,120 @@ def toml_entry(key: MutantKey, reason: str) -> str:
     return "[[equivalent]]\n" + "".join(f"{k} = {json.dumps(v, ensure_ascii=False)}\n" for k, v in fields.items())
 
 
-def run(modules: list[str], max_children: int) -> int:
-    """``mutmut run`` over the mutants of ``modules`` (each named again, so each is run again)."""
-    command = [str(MUTMUT), "run", "--max-children", str(max_children), *globs(modules)]
-    return subprocess.run(command, cwd=ROOT, check=False).returncode
+# ------------------------------------------------------------------ results kept between runs
+#
+# mutmut keeps each module's results in ``mutants/<path>.meta``: the exit code of each mutant and a
+# hash of each function's text. When it makes the mutants again, a function whose hash changed has
+# its results cleared; the others keep theirs. ``tests/mutation_results.json`` holds those two
+# tables for the modules of ``SCOPE``, so that a run on another machine (or after ``make clean``)
+# starts from the last results instead of from nothing: ``restore`` writes them back to
+# ``mutants/`` before a run, ``keep`` reads them after it. One line per function:
+# ``"mangled name": [hash, [exit code of mutant 1, of mutant 2, ...]]``.
+
+
+def _meta_path(path: str) -> Path:
+    return ROOT / "mutants" / (path + ".meta")
+
+
+def stored_results(text: str | None = None) -> dict[str, dict[str, tuple[str, list[int | None]]]]:
+    """``tests/mutation_results.json`` (or ``text``): module -> mangled function -> (hash, codes)."""
+    if text is None:
+        if not RESULTS.exists():
+            return {}
+        text = RESULTS.read_text(encoding="utf-8")
+    data = json.loads(text)
+    return {path: {f: (str(h), list(codes)) for f, (h, codes) in functions.items()}
+            for path, functions in data.items()}
+
+
+def results_text(results: Mapping[str, Mapping[str, tuple[str, list[int | None]]]]) -> str:
+    lines = ["{"]
+    for i, path in enumerate(sorted(results)):
+        lines.append(f"{json.dumps(path)}: {{")
+        functions = sorted(results[path].items())
+        for j, (f, (h, codes)) in enumerate(functions):
+            comma = "," if j < len(functions) - 1 else ""
+            lines.append(f" {json.dumps(f, ensure_ascii=False)}: {json.dumps([h, codes], separators=(',', ':'))}{comma}")
+        lines.append("}" + ("," if i < len(results) - 1 else ""))
+    return "\n".join(lines) + "\n}\n"
+
+
+def meta_of(path: str, functions: Mapping[str, tuple[str, list[int | None]]]) -> dict[str, Any]:
+    """mutmut's meta of one module from its stored results."""
+    codes = {f"{module_name(path)}.{f}__mutmut_{n}": code
+             for f, (_, results) in functions.items() for n, code in enumerate(results, start=1)}
+    return {"exit_code_by_key": codes, "hash_by_function_name": {f: h for f, (h, _) in functions.items()},
+            "type_check_error_by_key": {}, "durations_by_key": {}, "estimated_durations_by_key": {}}
+
+
+def functions_of(path: str, meta: Mapping[str, Any]) -> dict[str, tuple[str, list[int | None]]]:
+    """The stored results of one module from mutmut's meta of it."""
+    by_function: dict[str, dict[int, int | None]] = {}
+    for mutant, code in meta["exit_code_by_key"].items():
+        base, n = _natural(mutant)
+        by_function.setdefault(base.rpartition(".")[2], {})[n] = code
+    return {f: (h, [by_function.get(f, {}).get(n) for n in range(1, max(by_function.get(f, {0: None})) + 1)])
+            for f, h in meta["hash_by_function_name"].items()}
+
+
+def restore() -> list[str]:
+    """Write the stored results of each module ``mutants/`` holds none of; the modules written."""
+    written = []
+    for path, functions in stored_results().items():
+        meta = _meta_path(path)
+        if meta.exists() or path not in SCOPE:
+            continue
+        meta.parent.mkdir(parents=True, exist_ok=True)
+        meta.write_text(json.dumps(meta_of(path, functions), ensure_ascii=False), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def keep() -> None:
+    """Store the results ``mutants/`` holds (modules it holds none of keep their stored ones)."""
+    results = {path: functions for path, functions in stored_results().items() if path in SCOPE}
+    for path in SCOPE:
+        meta = _meta_path(path)
+        if meta.exists():
+            results[path] = functions_of(path, json.loads(meta.read_text(encoding="utf-8")))
+    RESULTS.write_text(results_text(results), encoding="utf-8")
+
+
+def pending(modules: Iterable[str]) -> list[str]:
+    """What ``mutmut run`` is given to check: of each module, the mutants in scope not killed yet
+    (never run, surviving, or with no test): a function none of whose mutants is killed by its
+    glob, the others by name. A module ``mutants/`` has no results of: all its mutants."""
+    names: list[str] = []
+    for path in modules:
+        meta = _meta_path(path)
+        if not meta.exists():
+            names += globs([path])
+            continue
+        by_function: dict[str, list[tuple[str, int | None]]] = {}
+        for mutant, code in json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"].items():
+            if in_scope(path, mutant):
+                by_function.setdefault(_natural(mutant)[0], []).append((mutant, code))
+        for base, mutants in sorted(by_function.items()):
+            left = sorted((m for m, code in mutants if code not in KILLED), key=_natural)
+            names += [f"{base}__mutmut_*"] if left and len(left) == len(mutants) else left
+    return names
+
+
+def run(modules: list[str], max_children: int, *, again: bool = False) -> int:
+    """``mutmut run`` over what is left to check in ``modules`` (``again``: every mutant of them),
+    from the stored results; the results are stored again even when the run is interrupted."""
+    restored = restore()
+    if restored:
+        print(f"results of {len(restored)} modules restored from {RESULTS.relative_to(ROOT)}")
+    names = globs(modules) if again else pending(modules)
+    if not names:
+        print("every mutant in scope of these modules is killed; --again runs them all")
+        return 0
+    command = [str(MUTMUT), "run", "--max-children", str(max_children), *names]
+    try:
+        return subprocess.run(command, cwd=ROOT, check=False).returncode
+    finally:
+        keep()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -433,11 +555,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", action="store_true", help="run mutmut first")
     parser.add_argument("--module", action="append", choices=sorted(SCOPE), help="only this module (repeatable)")
     parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--again", action="store_true", help="run every mutant of the modules, killed ones too")
     parser.add_argument("--write", metavar="FILE", help="write the report here (default: print it)")
     args = parser.parse_args(argv)
     modules = args.module or list(SCOPE)
     if args.run:
-        code = run(modules, args.max_children)
+        code = run(modules, args.max_children, again=args.again)
         if code != 0:
             return code
     replaced = Path(args.write) if args.write else None

@@ -1,0 +1,81 @@
+"""``make mutation`` keeps mutmut's results between runs and machines (``tests/mutation_results.json``):
+a run starts from them, checks what is not killed yet, and stores them again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tests.mutation_report as report
+
+LIMIT = "reconciler/client/limit.py"
+MODULE = "reconciler.client.limit"
+META = {
+    "exit_code_by_key": {
+        f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_1": 1,
+        f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_2": 0,
+        f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_3": None,
+        f"{MODULE}.xǁAdaptiveLimitǁacquire__mutmut_1": None,
+        f"{MODULE}.xǁAdaptiveLimitǁacquire__mutmut_2": None,
+        f"{MODULE}.xǁAdaptiveLimitǁrelease__mutmut_1": 36,
+    },
+    "hash_by_function_name": {"xǁAdaptiveLimitǁ_learn": "aa", "xǁAdaptiveLimitǁacquire": "bb",
+                              "xǁAdaptiveLimitǁrelease": "cc", "xǁAdaptiveLimitǁ__init__": "dd"},
+}
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(report, "ROOT", tmp_path)
+    monkeypatch.setattr(report, "RESULTS", tmp_path / "results.json")
+    return tmp_path
+
+
+def test_a_module_s_results_read_back_as_mutmut_wrote_them() -> None:
+    functions = report.functions_of(LIMIT, META)
+    assert functions["xǁAdaptiveLimitǁ_learn"] == ("aa", [1, 0, None])
+    assert functions["xǁAdaptiveLimitǁ__init__"] == ("dd", [])  # a function with no mutant keeps its hash
+    meta = report.meta_of(LIMIT, functions)
+    assert meta["exit_code_by_key"] == META["exit_code_by_key"]
+    assert meta["hash_by_function_name"] == META["hash_by_function_name"]
+    text = report.results_text({LIMIT: functions})
+    assert report.stored_results(text) == {LIMIT: functions}
+    assert text.count("\n") == len(functions) + 4  # one line per function: a change reads as one
+
+
+def test_a_run_starts_from_the_stored_results_and_stores_them_again(root: Path) -> None:
+    report.RESULTS.write_text(report.results_text({LIMIT: report.functions_of(LIMIT, META)}))
+    assert report.restore() == [LIMIT]
+    meta = root / "mutants" / (LIMIT + ".meta")
+    assert json.loads(meta.read_text())["exit_code_by_key"] == META["exit_code_by_key"]
+    assert report.restore() == []  # mutants/ holds results now: they are newer, kept
+
+    ran = json.loads(meta.read_text())
+    ran["exit_code_by_key"][f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_3"] = 1
+    meta.write_text(json.dumps(ran))
+    report.keep()
+    assert report.stored_results()[LIMIT]["xǁAdaptiveLimitǁ_learn"] == ("aa", [1, 0, 1])
+    assert report.load_results()[LIMIT].killed == [f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_1",
+                                                   f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_3",
+                                                   f"{MODULE}.xǁAdaptiveLimitǁrelease__mutmut_1"]
+
+
+def test_the_report_reads_the_stored_results_when_mutants_holds_none(root: Path) -> None:
+    report.RESULTS.write_text(report.results_text({LIMIT: report.functions_of(LIMIT, META)}))
+    result = report.load_results()[LIMIT]
+    assert (len(result.killed), len(result.survived), len(result.unchecked)) == (2, 1, 3)
+
+
+def test_a_run_checks_what_is_not_killed_yet_a_whole_function_by_its_glob(root: Path) -> None:
+    meta = root / "mutants" / (LIMIT + ".meta")
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps(META))
+    assert report.pending([LIMIT]) == [
+        f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_2",  # survived: a test added since may kill it
+        f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_3",  # never run
+        f"{MODULE}.xǁAdaptiveLimitǁacquire__mutmut_*",  # none of it killed
+    ]
+    telemetry = "reconciler/telemetry.py"
+    assert report.pending([telemetry]) == report.globs([telemetry])  # no results: all of it
