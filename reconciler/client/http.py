@@ -589,14 +589,13 @@ class ApiClient:
             asked = _retry_after(failure.response)
             if asked is not None:
                 delay = min(asked, self.max_retry_after)
-        limit = min(self.max_retries, MAX_CONNECT_RETRIES) if failure.connect else self.max_retries
         if failure.connect:  # the host, not the request: said once for every request that meets it
             if failure.message not in self._outage:
                 self._outage.add(failure.message)
                 self._event(f"{self._redact(failure.message)}: retrying for up to {self._connect_budget():g}s")
         else:
             self._event(f"{self._redact(failure.message)} on {method} {path}: retrying in {delay:.2f}s "
-                        f"(retry {failures} of {limit})")
+                        f"(retry {failures} of {self.max_retries})")
         await self._sleep(delay)
         self.stats.add_wait(delay)
 

@@ -187,6 +187,15 @@ def test_a_429_with_nothing_answered_before_it_teaches_nothing_but_is_a_collisio
     assert (pacer.rate, pacer.state().collisions) == (None, 1)
 
 
+def test_answers_recorded_before_any_slot_was_asked_for_count_from_the_429() -> None:
+    clock = FakeClock()
+    pacer = Pacer(clock=clock)
+    for _ in range(10):
+        pacer.answered(clock.now)
+    pacer.throttled(clock.now, 2.0)  # the window: no first request, so the 429 and its pause
+    assert pacer.rate == pytest.approx(HEADROOM * 10 / 2.0)
+
+
 def test_once_paced_a_burst_goes_at_once_then_each_request_waits_one_slot() -> None:
     pacer, clock = settled()
     rate = pacer.rate
