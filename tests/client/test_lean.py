@@ -194,6 +194,17 @@ def test_an_answer_that_ends_the_connection_is_read_whole_and_the_next_request_o
     assert server.connections == 2
 
 
+def test_a_connection_dropped_is_forgotten_a_long_run_keeps_only_those_open() -> None:
+    raw = b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 4\r\n\r\nbody"
+    with Server(lambda s: Reply(raw, close=True)) as server:
+        client = lean(server)
+
+        async def held(c: LeanClient) -> int:
+            return len(c._open)  # the connections aclose would close: those in flight or kept idle
+        (*_, left) = run(client, get(), get(), get(), held)
+    assert left == 0
+
+
 def test_a_chunked_answer_is_joined() -> None:
     raw = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\n[1,\r\n2\r\n2]\r\n0\r\n\r\n"
     with Server(lambda s: Reply(raw)) as server:
