@@ -124,14 +124,11 @@ def test_every_registered_kind_has_its_step_in_every_layer() -> None:
     from reconciler.essence import ESSENCE_KINDS
     from reconciler.export import EXPORTS
     from reconciler.manifests.models import KIND_MODELS
-    from reconciler.plan.liveview import ACCOUNT_WIDE_DIFFS, SPACED_DIFFS
-    from reconciler.plan.pins import PINS
-    from reconciler.plan.planner import PLANNERS
+    from reconciler.plan.registry import STEPS
 
     assert tuple(KIND_MODELS) == DOCUMENT_KINDS
-    tables = {"plan.planner.PLANNERS": PLANNERS, "plan.pins.PINS": PINS, "apply.confirm.REREADS": REREADS,
-              "export.EXPORTS": EXPORTS, "plan.liveview diffs": {**ACCOUNT_WIDE_DIFFS, **SPACED_DIFFS},
-              "client.live essence": dict.fromkeys(ESSENCE_KINDS)}
+    tables = {"plan.registry.STEPS": STEPS, "apply.confirm.REREADS": REREADS,
+              "export.EXPORTS": EXPORTS, "client.live essence": dict.fromkeys(ESSENCE_KINDS)}
     missing = {name: sorted(set(KINDS) - set(table)) for name, table in tables.items() if set(KINDS) - set(table)}
     assert missing == {}
     live = LiveState()
