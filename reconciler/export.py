@@ -381,8 +381,8 @@ def _as_compared(kind: str) -> SpacedExport:
         for (osid, name), obj in sorted(live.table(kind).items()):
             if osid == sid:
                 fields = obj.raw()
-                docs.append({"kind": kind, "space": space, "name": name,
-                             **{f: fields[f] for f in spec.compared if f != "name" and fields.get(f) is not None}})
+                written = {f: fields[f] for f in spec.compared if f != "name" and fields.get(f) is not None}
+                docs.append({"kind": kind, "space": space, "name": name, **written})
         return docs
     return export
 

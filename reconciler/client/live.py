@@ -7,7 +7,8 @@ Reads (every list at ``limit=100``, the API maximum, examples at 500; every page
    resource restrictions (unfiltered).
 2. For each space the manifests name (resolved by exact name, then id): the list of each spaced
    kind (``KindSpec.collection``, ``?space_id=``: prompts, datasets, evaluators), for the kinds the
-   manifests use (every one when ``scope.kinds`` is empty). Every listed object is kept, declared or not: ``--prune`` needs them.
+   manifests use (every one when ``scope.kinds`` is empty). Every listed object is kept, declared
+   or not: ``--prune`` needs them.
 3. Per resource the manifests declare that exists live: a prompt's versions (newest first: the
    first is ``latest``; each version's ``labels`` says where a label points), a dataset's examples
    (latest version), an evaluator with its latest version, and the experiments of a dataset that

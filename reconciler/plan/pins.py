@@ -15,10 +15,10 @@ from reconciler.plan.registry import STEPS
 
 
 def pin_value(key: list[str], live: LiveState) -> Any:
-    """What a plan depends on of one live object: its id and the fields a manifest manages (an
-    integration's ``essence``; the other kinds' managed attributes: its kind's ``KindSteps.pin``), so a field the service adds or
-    bumps on its own never makes a plan stale, while a changed managed field, a new version or a
-    re-created object (new id) does."""
+    """What a plan depends on of one live object (its kind's ``KindSteps.pin``): its id and the
+    fields a manifest manages (an integration's ``essence``; the other kinds' managed attributes),
+    so a field the service adds or bumps on its own never makes a plan stale, while a changed
+    managed field, a new version or a re-created object (new id) does."""
     spec = KIND_SPECS.get(key[0])
     obj = live.table(spec.name).get((key[1], key[2])) if spec is not None else None
     return None if obj is None else STEPS[key[0]].pin(obj, live)
