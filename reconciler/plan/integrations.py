@@ -356,6 +356,6 @@ def _pin(obj: LiveIntegration, live: LiveState) -> list[Any]:
     return [obj.id, integration_essence(obj)]
 
 
-#: The integration's comparison for pull stays beside the helpers it shares with the others in
-#: ``plan.liveview``.
+#: The integration's comparison for pull (``liveview._integration``) stays in ``plan.liveview``, with
+#: its helpers.
 STEPS = KindSteps(plan=plan_integrations, pin=_pin, compare=_integration)
