@@ -35,6 +35,7 @@ from reconciler.kinds import (
     PROMPT,
     RESTRICTION,
     SPACED_KINDS,
+    KindSpec,
 )
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
@@ -370,26 +371,27 @@ SpacedExport = Callable[[LiveState, str, str, Callable[[Mapping[str, Any]], bool
                         list[dict[str, Any]]]
 
 
-def _as_compared(kind: str) -> SpacedExport:
-    """The export of a spaced kind without one of its own: each live object of the space as a
-    document of its ``compared`` fields (``KindSpec.compared``: top-level fields, as a manifest
-    writes them), a field the API left out or null left out."""
-    spec = KIND_SPECS[kind]
+def compared_documents(spec: KindSpec, objects: Mapping[tuple[str, str], Any], sid: str,
+                       space: str) -> list[dict[str, Any]]:
+    """The export of a spaced kind without one of its own: each live object (an ``ApiObject``) of
+    the space ``sid`` as a document of its ``compared`` fields (``KindSpec.compared``: top-level
+    fields, as a manifest writes them); a field the API left out, or null, is left out."""
+    docs = []
+    for (osid, name), obj in sorted(objects.items()):
+        if osid == sid:
+            fields = obj.raw()
+            written = {f: fields[f] for f in spec.compared if f != "name" and fields.get(f) is not None}
+            docs.append({"kind": spec.name, "space": space, "name": name, **written})
+    return docs
 
-    def export(live: LiveState, sid: str, space: str, *_: Any) -> list[dict[str, Any]]:
-        docs = []
-        for (osid, name), obj in sorted(live.table(kind).items()):
-            if osid == sid:
-                fields = obj.raw()
-                written = {f: fields[f] for f in spec.compared if f != "name" and fields.get(f) is not None}
-                docs.append({"kind": kind, "space": space, "name": name, **written})
-        return docs
-    return export
+
+def _as_compared(kind: str) -> SpacedExport:
+    return lambda live, sid, space, *_: compared_documents(KIND_SPECS[kind], live.table(kind), sid, space)
 
 
 def _by_space() -> dict[str, SpacedExport]:
     """What a space's export writes, one file per spaced kind: those of ``SPACED_EXPORTS`` in its
-    order, then the others' (``_as_compared``)."""
+    order, then the others' (``compared_documents``)."""
     return {**SPACED_EXPORTS, **{k: _as_compared(k) for k in SPACED_KINDS if k not in SPACED_EXPORTS}}
 
 
@@ -398,6 +400,6 @@ def _by_space() -> dict[str, SpacedExport]:
 SPACED_EXPORTS: Mapping[str, SpacedExport] = {
     "Prompt": _prompts, "Evaluator": _evaluators, "Dataset": _datasets}
 #: The kinds with an export of their own (``reconciler.kinds``): the account-wide ones, then the spaced
-#: (any other spaced kind is exported by ``_as_compared``).
+#: (any other spaced kind is exported by ``compared_documents``).
 EXPORTS: Mapping[str, Callable[..., Any]] = {
     "Integration": integration_manifest, "ResourceRestriction": restriction_manifests, **SPACED_EXPORTS}

@@ -138,7 +138,7 @@ def test_every_registered_kind_has_its_step_in_every_layer() -> None:
     tables = {"plan.registry.STEPS": STEPS, "model.LIVE_TYPES": LIVE_TYPES,
               "client.live essence": dict.fromkeys(ESSENCE_KINDS),
               # an account-wide kind is exported by its own function; a spaced one without one by its
-              # compared fields (export._as_compared)
+              # compared fields (export.compared_documents)
               "export.EXPORTS": {**EXPORTS, **dict.fromkeys(SPACED_KINDS)}}
     missing = {name: sorted(set(KINDS) - set(table)) for name, table in tables.items() if set(KINDS) - set(table)}
     assert missing == {}
@@ -149,3 +149,22 @@ def test_every_registered_kind_has_its_step_in_every_layer() -> None:
         assert live.table(spec.name) is getattr(live, spec.table), spec.name  # the attribute the spec names
         if spec.spaced:
             assert spec.table in ReadScope.__dataclass_fields__, spec.name
+
+
+def test_a_spaced_kind_without_an_export_of_its_own_is_exported_as_its_compared_fields() -> None:
+    """Every spaced kind has its own export today; a new one writes each object of the space as the
+    fields its comparison reads, none the API added, none null."""
+    from reconciler.export import compared_documents
+    from reconciler.kinds import KindSpec
+    from reconciler.model import SpacedObject
+
+    note = KindSpec("Note", spaced=True, identity=("space", "name"), table="notes", collection="/v2/notes",
+                    renamable=False, delete_rank=6, compared=("name", "description", "body"))
+    objects = {key: SpacedObject.read({"id": f"N{i}", "name": key[1], "space_id": key[0], **fields})
+               for i, (key, fields) in enumerate([
+                   (("S1", "b"), {"body": "two", "description": None, "created_at": "2026-01-01T00:00:00Z"}),
+                   (("S1", "a"), {"body": "one", "description": "first"}),
+                   (("S2", "c"), {"body": "elsewhere"})])}
+    assert compared_documents(note, objects, "S1", "research") == [
+        {"kind": "Note", "space": "research", "name": "a", "description": "first", "body": "one"},
+        {"kind": "Note", "space": "research", "name": "b", "body": "two"}]
