@@ -26,7 +26,17 @@ from reconciler.client.live import read_live
 from reconciler.errors import ConfigError
 from reconciler.essence import user_fields
 from reconciler.files import inside, safe_component, write_private
-from reconciler.kinds import ACCOUNT_WIDE, DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
+from reconciler.kinds import (
+    ACCOUNT_WIDE,
+    DATASET,
+    EVALUATOR,
+    INTEGRATION,
+    KIND_SPECS,
+    PROMPT,
+    RESTRICTION,
+    SPACED_KINDS,
+    KindSpec,
+)
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
@@ -232,7 +242,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         if sid is None:
             continue
         folder = space_dirs.name(safe_component(space))  # a space's name comes from the API
-        for kind, exporter in SPACED_EXPORTS.items():  # a file per kind, beside its data files
+        for kind, exporter in _by_space().items():  # a file per kind, beside its data files
             files: dict[str, str] = {}
             docs = [d for d in exporter(live, sid, space, chosen_doc, files) if chosen_doc(d)]
             for rel, text in files.items():
@@ -356,10 +366,40 @@ def _evaluators(live: LiveState, sid: str, space: str, *_: Any) -> list[dict[str
     return docs
 
 
-#: What a space's export writes, one file per kind in this order (``prompts.yaml``...).
-SPACED_EXPORTS: Mapping[str, Callable[[LiveState, str, str, Callable[[Mapping[str, Any]], bool], dict[str, str]],
-                                      list[dict[str, Any]]]] = {
+#: A space's export of one kind: (live, space id, space name, chosen, data files) -> its documents.
+SpacedExport = Callable[[LiveState, str, str, Callable[[Mapping[str, Any]], bool], dict[str, str]],
+                        list[dict[str, Any]]]
+
+
+def compared_documents(spec: KindSpec, objects: Mapping[tuple[str, str], Any], sid: str,
+                       space: str) -> list[dict[str, Any]]:
+    """The export of a spaced kind without one of its own: each live object (an ``ApiObject``) of
+    the space ``sid`` as a document of its ``compared`` fields (``KindSpec.compared``: top-level
+    fields, as a manifest writes them); a field the API left out, or null, is left out."""
+    docs = []
+    for (osid, name), obj in sorted(objects.items()):
+        if osid == sid:
+            fields = obj.raw()
+            written = {f: fields[f] for f in spec.compared if f != "name" and fields.get(f) is not None}
+            docs.append({"kind": spec.name, "space": space, "name": name, **written})
+    return docs
+
+
+def _as_compared(kind: str) -> SpacedExport:
+    return lambda live, sid, space, *_: compared_documents(KIND_SPECS[kind], live.table(kind), sid, space)
+
+
+def _by_space() -> dict[str, SpacedExport]:
+    """What a space's export writes, one file per spaced kind: those of ``SPACED_EXPORTS`` in its
+    order, then the others' (``compared_documents``)."""
+    return {**SPACED_EXPORTS, **{k: _as_compared(k) for k in SPACED_KINDS if k not in SPACED_EXPORTS}}
+
+
+#: What a space's export writes of the kinds with an export of their own, one file per kind in this
+#: order (``prompts.yaml``...).
+SPACED_EXPORTS: Mapping[str, SpacedExport] = {
     "Prompt": _prompts, "Evaluator": _evaluators, "Dataset": _datasets}
-#: The export of each registered kind (``reconciler.kinds``): the account-wide ones, then the spaced.
+#: The kinds with an export of their own (``reconciler.kinds``): the account-wide ones, then the spaced
+#: (any other spaced kind is exported by ``compared_documents``).
 EXPORTS: Mapping[str, Callable[..., Any]] = {
     "Integration": integration_manifest, "ResourceRestriction": restriction_manifests, **SPACED_EXPORTS}

@@ -3,8 +3,9 @@ are written. Everything that used to list the kinds derives from it: the kind na
 (``KINDS``), identity and address (``DesiredResource``), the live table and the read scope
 (``LiveState``, ``ReadScope``, ``client.live``), the create, delete and prune orders (``plan``),
 and the per-kind steps each layer registers in its own table, keyed by the kind's name (the
-planner, the pin, the re-read after apply, export): ``tests/test_kinds.py`` fails when a
-registered kind misses one of them. Pure data: no import from the rest of the package.
+manifest model, the live type, the plan layer's ``KindSteps``; the re-read after apply and the
+export of the kinds that need their own): ``tests/test_kinds.py`` fails when a registered kind
+misses one of them. Pure data: no import from the rest of the package.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class KindSpec:
     create (a POST to ``collection``) is found out (``Recovery``). compared: the fields of a live
     object of this kind a comparison reads (its ``reconciler.essence``), when they are top-level
     fields taken as they are; a kind whose essence is more (an integration's config) has a function
-    of its own there.
+    of its own there. Export writes them for a spaced kind without an export of its own.
     """
 
     name: str

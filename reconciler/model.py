@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from typing import Any, Literal, Self
+from typing import Any, Literal, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -411,6 +411,11 @@ class LivePrompt:
     def id(self) -> str:
         return self.prompt.id
 
+    @classmethod
+    def read(cls, value: Any, where: str = "") -> LivePrompt:
+        """A prompt as listed: its versions are read after, for a declared one."""
+        return cls(prompt=PromptObject.read(value, where))
+
 
 @dataclass
 class LiveDataset:
@@ -426,6 +431,11 @@ class LiveDataset:
     def id(self) -> str:
         return self.dataset.id
 
+    @classmethod
+    def read(cls, value: Any, where: str = "") -> LiveDataset:
+        """A dataset as listed: its examples and experiments are read after, for a declared one."""
+        return cls(dataset=DatasetObject.read(value, where))
+
 
 @dataclass
 class LiveEvaluator:
@@ -435,6 +445,28 @@ class LiveEvaluator:
     @property
     def id(self) -> str:
         return self.evaluator.id
+
+    @classmethod
+    def read(cls, value: Any, where: str = "") -> LiveEvaluator:
+        """An evaluator as listed: its latest version is read after, for a declared one."""
+        return cls(evaluator=EvaluatorObject.read(value, where))
+
+
+class LiveType(Protocol):
+    """What a kind's live type offers: ``read``, its value of an object as the API answers it (an
+    ``ApiObject``'s ``read``; a prompt, dataset or evaluator wrapped with what is read after)."""
+
+    @classmethod
+    def read(cls, value: Any, where: str = "") -> Any: ...
+
+
+#: Each registered kind's live type, keyed by the kind's name: its ``LiveState`` table holds them.
+#: ``client.live`` reads a spaced kind's lists with it, and ``apply.confirm`` a re-read object of a
+#: kind without a re-read of its own.
+LIVE_TYPES: Mapping[str, type[LiveType]] = {
+    INTEGRATION.name: LiveIntegration, PROMPT.name: LivePrompt, DATASET.name: LiveDataset,
+    EVALUATOR.name: LiveEvaluator, RESTRICTION.name: RestrictionObject,
+}
 
 
 @dataclass
@@ -455,20 +487,20 @@ class LiveState:
 
     def tables(self) -> dict[str, dict[tuple[str, str], Any]]:
         """Each registered kind's table (``reconciler.kinds``), keyed by the kind's name: its live
-        objects by identity, ``(space_id, name)`` for a spaced kind."""
-        return {INTEGRATION.name: self.integrations, PROMPT.name: self.prompts, DATASET.name: self.datasets,
-                EVALUATOR.name: self.evaluators, RESTRICTION.name: self.restrictions}
+        objects by identity, ``(space_id, name)`` for a spaced kind; the attribute its ``KindSpec.table``
+        names."""
+        return {spec.name: getattr(self, spec.table) for spec in KIND_SPECS.values()}
 
     def table(self, kind: str) -> dict[tuple[str, str], Any]:
         """One kind's table (``tables()``)."""
-        return self.tables()[kind]
+        table: dict[tuple[str, str], Any] = getattr(self, KIND_SPECS[kind].table)
+        return table
 
     def copy(self) -> LiveState:
         """A copy whose tables are copies too, to change without changing this state (the view with
         renames applied, the state read again after apply)."""
-        return replace(self, integrations=dict(self.integrations), prompts=dict(self.prompts),
-                       datasets=dict(self.datasets), evaluators=dict(self.evaluators),
-                       restrictions=dict(self.restrictions))
+        tables: dict[str, Any] = {spec.table: dict(getattr(self, spec.table)) for spec in KIND_SPECS.values()}
+        return replace(self, **tables)
 
     def space_id(self, name_or_id: str) -> str | None:
         """Resolve a manifest's space (exact name first, then id)."""

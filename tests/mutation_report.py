@@ -55,6 +55,7 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     "reconciler/plan/planner.py": None,
     "reconciler/plan/prompts.py": None,
     "reconciler/plan/prune.py": None,
+    "reconciler/plan/registry.py": None,
     "reconciler/plan/render.py": None,
     "reconciler/plan/restrictions.py": None,
     "reconciler/plan/review.py": None,

@@ -4,7 +4,8 @@ from, so that a new plan can confirm convergence without reading the whole accou
 Per touched resource: an integration is one GET; a prompt one GET (it comes back with its latest
 version and that version's labels); an evaluator one GET (with its latest version); a dataset its
 examples (paged at 500) and, when retention deleted experiments, its experiments; any change to a
-restriction re-lists the restrictions; a deleted resource is checked with a GET that must answer 404.
+restriction re-lists the restrictions; an object of any other kind one GET; a deleted resource is
+checked with a GET that must answer 404.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from reconciler.client.live import (
     read_evaluator,
     read_examples,
     read_experiments,
+    read_object,
     read_prompt,
     run_tasks,
     wanted_examples,
@@ -173,7 +175,7 @@ def _reread(fresh: LiveState, key: list[str], ops: list[Operation], responses: d
             client: ApiClient, wanted: dict[tuple[str, str], tuple[str, list[Any]]]) -> Task:
     existing = fresh.table(key[0]).get((key[1], key[2]))
     touched = _Touched(fresh, key, ops, _created(ops, responses), client, wanted, existing)
-    return lambda: REREADS[key[0]](touched)
+    return lambda: REREADS.get(key[0], _reread_object)(touched)
 
 
 async def _reread_integration(t: _Touched) -> None:
@@ -199,6 +201,11 @@ def _reread_by_id(read: Callable[[ApiClient, str], Awaitable[Any]]) -> Callable[
     return reread
 
 
+async def _reread_object(t: _Touched) -> None:
+    """A kind without a re-read of its own: its object read again by id (``GET collection/{id}``)."""
+    await _reread_by_id(lambda client, object_id: read_object(client, t.key[0], object_id))(t)
+
+
 async def _nothing(t: _Touched) -> None:
     """Restrictions are listed again as a whole (``_relist_restrictions``), not one by one."""
 
@@ -221,8 +228,9 @@ async def _reread_dataset(t: _Touched) -> None:
     t.fresh.datasets[t.live_key] = updated
 
 
-#: How each registered kind (``reconciler.kinds``) is read again after apply; restrictions are listed
-#: again as a whole (``_relist_restrictions``) whenever the plan touched one.
+#: How a registered kind (``reconciler.kinds``) is read again after apply, when not as one object by
+#: id (``_reread_object``); restrictions are listed again as a whole (``_relist_restrictions``)
+#: whenever the plan touched one.
 REREADS: Mapping[str, Callable[[_Touched], Awaitable[None]]] = {
     "Integration": _reread_integration, "Prompt": _reread_by_id(read_prompt), "Dataset": _reread_dataset,
     "Evaluator": _reread_by_id(read_evaluator), "ResourceRestriction": _nothing,

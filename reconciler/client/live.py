@@ -5,9 +5,10 @@ Reads (every list at ``limit=100``, the API maximum, examples at 500; every page
 
 1. Always: integrations ``?type=LLM`` and ``?type=AGENT``, spaces, organizations,
    resource restrictions (unfiltered).
-2. For each space the manifests name (resolved by exact name, then id): the prompt, dataset and
-   evaluator lists (``?space_id=``), for the kinds the manifests use (all three when
-   ``scope.kinds`` is empty). Every listed object is kept, declared or not: ``--prune`` needs them.
+2. For each space the manifests name (resolved by exact name, then id): the list of each spaced
+   kind (``KindSpec.collection``, ``?space_id=``: prompts, datasets, evaluators), for the kinds the
+   manifests use (every one when ``scope.kinds`` is empty). Every listed object is kept, declared
+   or not: ``--prune`` needs them.
 3. Per resource the manifests declare that exists live: a prompt's versions (newest first: the
    first is ``latest``; each version's ``labels`` says where a label points), a dataset's examples
    (latest version), an evaluator with its latest version, and the experiments of a dataset that
@@ -38,7 +39,7 @@ from reconciler.client.http import ApiClient, path_segment
 from reconciler.essence import same_example
 from reconciler.kinds import DATASET, EVALUATOR, KIND_SPECS, PROMPT
 from reconciler.model import (
-    DatasetObject,
+    LIVE_TYPES,
     EvaluatorObject,
     EvaluatorVersionObject,
     ExperimentObject,
@@ -164,10 +165,11 @@ def _space_chain(client: ApiClient, live: LiveState, declared: Mapping[str, set[
         path, list_key = SPACED_LISTS[kind]
         table = live.table(kind)
         for item in await client.paginate(path, list_key, {"space_id": space_id}, limit=LIST_LIMIT):
-            obj = _LISTED[kind](item, path)
+            obj = LIVE_TYPES[kind].read(item, path)
             key = (space_id, item["name"])
             table[key] = obj
-            reads.extend(_FOLLOW[kind](client, obj, key, declared, wanted))
+            if kind in _FOLLOW:
+                reads.extend(_FOLLOW[kind](client, obj, key, declared, wanted))
         return reads
     return run
 
@@ -178,13 +180,9 @@ def _dataset_reads(client: ApiClient, dataset: LiveDataset, key: tuple[str, str]
     return reads + [_read_experiments(client, dataset)] if key in declared["retention"] else reads
 
 
-#: A listed object of each spaced kind as its ``LiveState`` value, and the reads that follow it
-#: when the manifests declare it (a prompt's versions, a dataset's examples and experiments, an
-#: evaluator's version).
-_LISTED: Mapping[str, Callable[[Any, str], Any]] = {
-    PROMPT.name: lambda item, path: LivePrompt(prompt=PromptObject.read(item, path)),
-    DATASET.name: lambda item, path: LiveDataset(dataset=DatasetObject.read(item, path)),
-    EVALUATOR.name: lambda item, path: LiveEvaluator(evaluator=EvaluatorObject.read(item, path))}
+#: The reads that follow a listed object of a spaced kind when the manifests declare it (a prompt's
+#: versions, a dataset's examples and experiments, an evaluator's version). A kind without an entry
+#: is read whole by its list, each object as its live type (``model.LIVE_TYPES``).
 _FOLLOW: Mapping[str, Callable[..., list[Task]]] = {
     PROMPT.name: lambda client, prompt, key, declared, wanted:
         [_read_prompt_versions(client, prompt)] if key in declared["prompts"] else [],
@@ -337,6 +335,12 @@ async def read_prompt(client: ApiClient, prompt_id: str) -> LivePrompt:
     latest = PromptVersionObject.read(version, path) if isinstance(version, dict) else None
     return LivePrompt(prompt=PromptObject.read(full, path), latest=latest,
                       labels=labels_of([latest] if latest else []))
+
+
+async def read_object(client: ApiClient, kind: str, object_id: str) -> Any:
+    """GET {collection}/{id}: one object of a kind as its live type (``model.LIVE_TYPES``)."""
+    path = f"{KIND_SPECS[kind].collection}/{path_segment(object_id)}"
+    return LIVE_TYPES[kind].read(await client.get(path), path)
 
 
 def _read_evaluator(client: ApiClient, evaluator: LiveEvaluator) -> Task:

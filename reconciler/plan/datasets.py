@@ -10,6 +10,7 @@ Experiment retention: an experiment of the dataset is deleted when it is older t
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -19,10 +20,12 @@ from pydantic import MISSING
 
 from reconciler.essence import same_example, user_fields
 from reconciler.manifests.models import Retention
-from reconciler.model import DesiredResource, ExperimentObject, LiveDataset
+from reconciler.model import DesiredResource, ExperimentObject, LiveDataset, LiveState
 from reconciler.plan.changes import nested_changes
 from reconciler.plan.context import KindPlan, PlanInput, Planning, canonical, change, dataset_doc
+from reconciler.plan.liveview import ExamplesEdit, ResourceDiff, found_in_space
 from reconciler.plan.model import APPLY_TIME, Change, ref
+from reconciler.plan.steps import KindSteps
 
 DELETE_BATCH = 1000  # DELETE /v2/datasets/{id}/examples accepts 1-1000 ids
 WRITE_BATCH = 1000  # examples per append/update call
@@ -200,3 +203,55 @@ def match_by_content(live: list[dict[str, Any]], want: list[Any]
         else:
             missing.append(i)
     return missing, pool
+
+
+def _compare(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None:
+    """How live differs from a declared dataset's examples (``KindSteps.compare``)."""
+    obj: LiveDataset | None = found_in_space(r, live, out)
+    if obj is None:
+        return
+    doc = dataset_doc(r)
+    want = doc.examples
+    if want is MISSING or obj.examples is None:
+        return
+    key = None if doc.key is MISSING else doc.key
+    edit = ExamplesEdit()
+    if key:
+        matched = obj.matched or set()
+        by_key = {e.get(key): e for e in obj.examples if key in e}
+        declared: set[Any] = set()
+        for i, e in enumerate(want):
+            declared.add(canonical(e.get(key)))
+            m = by_key.get(e.get(key))
+            if m is None:
+                if e.get(key) not in matched:
+                    edit.delete.append(i)
+            elif not same_example(m, e):
+                edit.replace[i] = user_fields(m)
+        edit.append = [user_fields(e) for e in obj.examples if canonical(e.get(key)) not in declared]
+    else:
+        missing, pool = match_by_content(obj.examples, want)
+        edit.delete.extend(missing)
+        left = {id(e) for bucket in pool.values() for e in bucket}
+        edit.append = [user_fields(e) for e in obj.examples if id(e) in left]
+    if edit:
+        out.examples = edit
+
+
+def _pin(d: LiveDataset, live: LiveState) -> list[Any]:
+    experiments = sorted(e.id for e in d.experiments or [])
+    digest = d.examples_digest if d.examples_digest is not None else examples_digest(d.examples)
+    return [d.id, d.dataset.name, digest, experiments]
+
+
+def examples_digest(examples: list[dict[str, Any]] | None) -> str | None:
+    """Examples change their ``updated_at`` when they change: ids and stamps identify the set,
+    and hashing them is far cheaper than hashing every example's fields. (``read_examples``
+    computes the same digest as the pages arrive: ``LiveDataset.examples_digest``.)"""
+    if examples is None:
+        return None
+    joined = "\n".join(f"{e.get('id')}|{e.get('updated_at')}" for e in examples)
+    return hashlib.sha256(joined.encode()).hexdigest()[:16]
+
+
+STEPS = KindSteps(plan=plan_datasets, pin=_pin, compare=_compare)

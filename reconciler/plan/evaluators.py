@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import MISSING
 
 from reconciler.kinds import INTEGRATION
-from reconciler.model import DesiredResource, LiveEvaluator
+from reconciler.model import DesiredResource, LiveEvaluator, LiveState
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import (
     KindPlan,
@@ -22,7 +22,9 @@ from reconciler.plan.context import (
     evaluator_doc,
     plain,
 )
+from reconciler.plan.liveview import ABSENT, ResourceDiff, found_in_space
 from reconciler.plan.model import REF_RE, Change, has_ref, ref
+from reconciler.plan.steps import KindSteps
 from reconciler.providers import visible_from
 
 INTEGRATION_ID = "llm_config.ai_integration_id"
@@ -192,3 +194,49 @@ def _merge(have: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
         else:
             out[k] = v
     return out
+
+
+def _compare(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None:
+    """How live differs from a declared evaluator (``KindSteps.compare``)."""
+    obj: LiveEvaluator | None = found_in_space(r, live, out)
+    if obj is None:
+        return
+    doc = evaluator_doc(r)
+    if doc.description is not MISSING and doc.description != obj.evaluator.description:
+        out.edit("description", doc.description, obj.evaluator.description)
+    tc = plain(doc.template_config)
+    template = obj.latest.template_config if obj.latest is not None else None
+    have = template.raw() if template is not None else {}
+    names = {str(o.id): name for (t, name), o in live.integrations.items() if t == "LLM"}
+    changed = False
+    for k, v in tc.items():
+        if k == "llm_config" and isinstance(v, dict):
+            hl: dict[str, Any] = have["llm_config"] if isinstance(have.get("llm_config"), dict) else {}
+            for kk, vv in v.items():
+                path = f"template_config.llm_config.{kk}"
+                if kk == "integration":
+                    hid = hl.get("ai_integration_id")
+                    name = names.get(str(hid))
+                    if hid is not None and name != vv:
+                        if name is not None:
+                            out.edit(path, vv, name)
+                        else:
+                            out.notes.append(f"{r.address}: {path}: live names integration id {hid}, which no "
+                                             "LLM integration has (not written)")
+                        changed = True
+                elif hl.get(kk, ABSENT) != vv:
+                    out.edit(path, vv, hl.get(kk, ABSENT))
+                    changed = True
+        elif have.get(k, ABSENT) != v:
+            out.edit(f"template_config.{k}", v, have.get(k, ABSENT))
+            changed = True
+    message = obj.latest.commit_message if obj.latest is not None else None
+    if changed and message and doc.commit_message != message:
+        out.edit("commit_message", doc.commit_message, message)
+
+
+def _pin(e: LiveEvaluator, live: LiveState) -> list[Any]:
+    return [e.id, e.evaluator.name, e.evaluator.description, e.latest.id if e.latest else None]
+
+
+STEPS = KindSteps(plan=plan_evaluators, pin=_pin, compare=_compare)

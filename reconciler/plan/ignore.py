@@ -19,8 +19,9 @@ from typing import Any
 from reconciler.manifests.ignores import address_matches, path_matches
 from reconciler.manifests.models import IDENTITY_FIELDS, document_of
 from reconciler.model import DesiredResource, LiveState, Ownership
-from reconciler.plan.liveview import ABSENT, FieldEdit, resource_diff
+from reconciler.plan.liveview import ABSENT, FieldEdit
 from reconciler.plan.model import Ignored
+from reconciler.plan.registry import resource_diff
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import MISSING
 
+from reconciler.essence import integration_essence
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
-from reconciler.model import DesiredResource, LiveIntegration
+from reconciler.model import DesiredResource, LiveIntegration, LiveState
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import (
     KindPlan,
@@ -29,7 +30,9 @@ from reconciler.plan.context import (
     shown,
     to_body,
 )
+from reconciler.plan.liveview import _integration
 from reconciler.plan.model import SENSITIVE, Change, Operation
+from reconciler.plan.steps import KindSteps
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
 
 COLLECTION = "/v2/integrations"
@@ -348,3 +351,11 @@ def _presets_patch(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]])
         out.append(item)
     return out if differs else None
 
+
+def _pin(obj: LiveIntegration, live: LiveState) -> list[Any]:
+    return [obj.id, integration_essence(obj)]
+
+
+#: The integration's comparison for pull (``liveview._integration``) stays in ``plan.liveview``, with
+#: its helpers.
+STEPS = KindSteps(plan=plan_integrations, pin=_pin, compare=_integration)

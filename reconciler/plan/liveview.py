@@ -1,9 +1,11 @@
 """What live state says about each field a manifest declares, in the manifest's own shape.
 
-``resource_diff(r, live)`` lists the declared fields whose live value differs *as the planner
-compares them* (scopings and model names as sets, presets by name, a prompt's version fields
-against the latest version, labels that must be on it, examples by key or content), each with the
-value to write so that the planner would see no difference. ``ignore_changes`` (``plan.ignore``)
+A ``ResourceDiff`` lists the declared fields whose live value differs *as the planner compares
+them* (scopings and model names as sets, presets by name, a prompt's version fields against the
+latest version, labels that must be on it, examples by key or content), each with the value to
+write so that the planner would see no difference. Each kind's comparison (``KindSteps.compare``)
+fills it in: the integration's is here, the others beside their planner;
+``plan.registry.resource_diff`` asks the resource's kind. ``ignore_changes`` (``plan.ignore``)
 uses it to leave a field as it is live; ``reconciler pull`` to write live edits back into the
 manifests. Write-only values (secrets, header values) cannot be read: they are ``notes``, never
 edits. Pure: no I/O.
@@ -11,28 +13,16 @@ edits. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from pydantic import MISSING
 
-from reconciler.essence import same_example, user_fields
-from reconciler.kinds import KIND_SPECS
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveState
-from reconciler.plan.context import (
-    canonical,
-    dataset_doc,
-    evaluator_doc,
-    integration_doc,
-    plain,
-    prompt_doc,
-    restriction_doc,
-)
-from reconciler.plan.datasets import match_by_content
-from reconciler.plan.prompts import VERSION_FIELDS, _norm
+from reconciler.plan.context import integration_doc, plain
 from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
 
 
@@ -94,37 +84,30 @@ class ResourceDiff:
     def __bool__(self) -> bool:
         return self.missing or bool(self.edits) or bool(self.examples) or bool(self.notes)
 
+    def edit(self, path: str, old: Any, new: Any) -> None:
+        """Record that the declared ``path`` (``old``) is ``new`` live."""
+        self.edits.append(FieldEdit(path, old, new))
 
-def resource_diff(r: DesiredResource, live: LiveState) -> ResourceDiff:
-    out = ResourceDiff(r)
-    spec = KIND_SPECS[r.kind]
-    if not spec.spaced:
-        ACCOUNT_WIDE_DIFFS[r.kind](r, live, out)
-        return out
+
+def found_in_space(r: DesiredResource, live: LiveState, out: ResourceDiff) -> Any:
+    """The live object a declared resource of a spaced kind compares with: in its space's table by
+    name, else by an alias (the plan renames it: ``out.renamed``). None (``out.missing``, or a note
+    when the space does not exist live): nothing to compare."""
     space_id = live.space_id(str(r.space))
     if space_id is None:
-        out.missing = False
         out.notes.append(f"{r.address}: space {r.space!r} does not exist live")
-        return out
-    table: Mapping[tuple[str, str], Any] = getattr(live, spec.table)
+        return None
+    table: Mapping[tuple[str, str], Any] = live.table(r.kind)
     found = table.get((space_id, r.name))
-    if found is None:  # live under an alias: the plan renames it, and compares the rest with it
+    if found is None:
         found = next((table[(space_id, a)] for a in r.aliases if (space_id, a) in table), None)
         out.renamed = found is not None
         out.missing = not out.renamed
-        if found is None:
-            return out
-    SPACED_DIFFS[r.kind](r, found, live, out)
-    return out
-
-
-def _restriction(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None:
-    rid = restriction_doc(r).resource_id
-    out.missing = not any(k[1] == rid for k in live.restrictions)
+    return found
 
 
 def _set(out: ResourceDiff, path: str, old: Any, new: Any) -> None:
-    out.edits.append(FieldEdit(path, old, new))
+    out.edit(path, old, new)
 
 
 # ------------------------------------------------------------------ integrations
@@ -256,113 +239,3 @@ def _presets(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]]) -> li
             item["config"] = lp.get("config")
             out.append(item)
     return out if differs else None
-
-
-# ------------------------------------------------------------------ prompts
-
-
-def _prompt(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
-    doc = prompt_doc(r)
-    if doc.description is not MISSING and doc.description != obj.prompt.description:
-        _set(out, "description", doc.description, obj.prompt.description)
-    if doc.restricted is not MISSING:
-        restricted = ("PROMPT", obj.id) in live.restrictions
-        if doc.restricted != restricted:
-            _set(out, "restricted", doc.restricted, restricted)
-    want = plain(doc.version)
-    latest = obj.latest
-    if latest is None:
-        return
-    changed = False
-    for f in VERSION_FIELDS:
-        if f in want and _norm(f, want[f]) != _norm(f, getattr(latest, f)):
-            new = getattr(latest, f)
-            if f == "messages":
-                new = _norm(f, new)
-            elif new is None:
-                new = {} if f in ("invocation_params", "provider_params") else ABSENT
-            _set(out, f"version.{f}", want[f], new)
-            changed = True
-    if changed and "commit_message" in want and latest.commit_message and want["commit_message"] != latest.commit_message:
-        _set(out, "version.commit_message", want["commit_message"], latest.commit_message)
-    if "labels" in want:
-        have = latest.label_names()
-        if any(label not in have for label in want["labels"]):
-            _set(out, "version.labels", want["labels"], have)
-
-
-# ------------------------------------------------------------------ datasets
-
-
-def _dataset(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
-    doc = dataset_doc(r)
-    want = doc.examples
-    if want is MISSING or obj.examples is None:
-        return
-    key = None if doc.key is MISSING else doc.key
-    edit = ExamplesEdit()
-    if key:
-        matched = obj.matched or set()
-        by_key = {e.get(key): e for e in obj.examples if key in e}
-        declared: set[Any] = set()
-        for i, e in enumerate(want):
-            declared.add(canonical(e.get(key)))
-            m = by_key.get(e.get(key))
-            if m is None:
-                if e.get(key) not in matched:
-                    edit.delete.append(i)
-            elif not same_example(m, e):
-                edit.replace[i] = user_fields(m)
-        edit.append = [user_fields(e) for e in obj.examples if canonical(e.get(key)) not in declared]
-    else:
-        missing, pool = match_by_content(obj.examples, want)
-        edit.delete.extend(missing)
-        left = {id(e) for bucket in pool.values() for e in bucket}
-        edit.append = [user_fields(e) for e in obj.examples if id(e) in left]
-    if edit:
-        out.examples = edit
-
-
-# ------------------------------------------------------------------ evaluators
-
-
-def _evaluator(r: DesiredResource, obj: Any, live: LiveState, out: ResourceDiff) -> None:
-    doc = evaluator_doc(r)
-    if doc.description is not MISSING and doc.description != obj.evaluator.description:
-        _set(out, "description", doc.description, obj.evaluator.description)
-    tc = plain(doc.template_config)
-    template = obj.latest.template_config if obj.latest is not None else None
-    have = template.raw() if template is not None else {}
-    names = {str(o.id): name for (t, name), o in live.integrations.items() if t == "LLM"}
-    changed = False
-    for k, v in tc.items():
-        if k == "llm_config" and isinstance(v, dict):
-            hl: dict[str, Any] = have["llm_config"] if isinstance(have.get("llm_config"), dict) else {}
-            for kk, vv in v.items():
-                path = f"template_config.llm_config.{kk}"
-                if kk == "integration":
-                    hid = hl.get("ai_integration_id")
-                    name = names.get(str(hid))
-                    if hid is not None and name != vv:
-                        if name is not None:
-                            _set(out, path, vv, name)
-                        else:
-                            out.notes.append(f"{r.address}: {path}: live names integration id {hid}, which no "
-                                             "LLM integration has (not written)")
-                        changed = True
-                elif hl.get(kk, ABSENT) != vv:
-                    _set(out, path, vv, hl.get(kk, ABSENT))
-                    changed = True
-        elif have.get(k, ABSENT) != v:
-            _set(out, f"template_config.{k}", v, have.get(k, ABSENT))
-            changed = True
-    message = obj.latest.commit_message if obj.latest is not None else None
-    if changed and message and doc.commit_message != message:
-        _set(out, "commit_message", doc.commit_message, message)
-
-
-#: Each registered kind's comparison (``reconciler.kinds``): account-wide ones look live up themselves.
-ACCOUNT_WIDE_DIFFS: Mapping[str, Callable[[DesiredResource, LiveState, ResourceDiff], None]] = {
-    "Integration": _integration, "ResourceRestriction": _restriction}
-SPACED_DIFFS: Mapping[str, Callable[[DesiredResource, Any, LiveState, ResourceDiff], None]] = {
-    "Prompt": _prompt, "Dataset": _dataset, "Evaluator": _evaluator}

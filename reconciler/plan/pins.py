@@ -4,57 +4,24 @@ same functions compute both sides (at plan time and when a plan file is applied)
 
 from __future__ import annotations
 
-import hashlib
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from reconciler.essence import integration_essence
 from reconciler.kinds import KIND_SPECS
-from reconciler.model import LiveDataset, LivePrompt, LiveState
+from reconciler.model import LiveState
 from reconciler.plan.context import fingerprint
+from reconciler.plan.registry import STEPS
 
 
 def pin_value(key: list[str], live: LiveState) -> Any:
-    """What a plan depends on of one live object: its id and the fields a manifest manages (an
-    integration's ``essence``; the other kinds' managed attributes), so a field the service adds or
-    bumps on its own never makes a plan stale, while a changed managed field, a new version or a
-    re-created object (new id) does."""
+    """What a plan depends on of one live object (its kind's ``KindSteps.pin``): its id and the
+    fields a manifest manages (an integration's ``essence``; the other kinds' managed attributes),
+    so a field the service adds or bumps on its own never makes a plan stale, while a changed
+    managed field, a new version or a re-created object (new id) does."""
     spec = KIND_SPECS.get(key[0])
     obj = live.table(spec.name).get((key[1], key[2])) if spec is not None else None
-    return None if obj is None else PINS[key[0]](obj, live)
-
-
-def _prompt(p: LivePrompt, live: LiveState) -> list[Any]:
-    restricted = ("PROMPT", p.id) in live.restrictions
-    return [p.id, p.prompt.name, p.prompt.description, p.latest.id if p.latest else None,
-            sorted(p.labels.items()), restricted]
-
-
-def _dataset(d: LiveDataset, live: LiveState) -> list[Any]:
-    experiments = sorted(e.id for e in d.experiments or [])
-    digest = d.examples_digest if d.examples_digest is not None else _examples_digest(d.examples)
-    return [d.id, d.dataset.name, digest, experiments]
-
-
-#: What a pin holds of each registered kind (``reconciler.kinds``), given its live object.
-PINS: Mapping[str, Callable[[Any, LiveState], list[Any]]] = {
-    "Integration": lambda obj, live: [obj.id, integration_essence(obj)],
-    "Prompt": _prompt,
-    "Dataset": _dataset,
-    "Evaluator": lambda e, live: [e.id, e.evaluator.name, e.evaluator.description, e.latest.id if e.latest else None],
-    "ResourceRestriction": lambda obj, live: [obj.resource_type, obj.resource_id],
-}
-
-
-def _examples_digest(examples: list[dict[str, Any]] | None) -> str | None:
-    """Examples change their ``updated_at`` when they change: ids and stamps identify the set,
-    and hashing them is far cheaper than hashing every example's fields. (``read_examples``
-    computes the same digest as the pages arrive: ``LiveDataset.examples_digest``.)"""
-    if examples is None:
-        return None
-    joined = "\n".join(f"{e.get('id')}|{e.get('updated_at')}" for e in examples)
-    return hashlib.sha256(joined.encode()).hexdigest()[:16]
+    return None if obj is None else STEPS[key[0]].pin(obj, live)
 
 
 def pin_fingerprint(key: list[str], live: LiveState) -> str:

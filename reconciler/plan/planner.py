@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -12,25 +11,18 @@ from reconciler.kinds import INTEGRATION, KINDS
 from reconciler.manifests.ignores import unmatched_warnings
 from reconciler.model import DesiredResource, LiveState, ManifestSet
 from reconciler.plan.context import KindPlan, PlanInput, error_line
-from reconciler.plan.datasets import plan_datasets
-from reconciler.plan.evaluators import plan_evaluators
 from reconciler.plan.ignore import apply_ignores
-from reconciler.plan.integrations import plan_integrations
 from reconciler.plan.lifecycle import apply_renames, protect
 from reconciler.plan.model import Operation, Plan, PlanOptions, Unmanaged
 from reconciler.plan.pins import Fingerprints
-from reconciler.plan.prompts import plan_prompts
 from reconciler.plan.prune import plan_unmanaged
-from reconciler.plan.restrictions import plan_restrictions, restrictions_warning, unseen_restrictions
+from reconciler.plan.registry import STEPS
+from reconciler.plan.restrictions import restrictions_warning, unseen_restrictions
 from reconciler.plan.select import select
 
-#: The planner of each registered kind (``reconciler.kinds``), run in the registry's order: creates and
-#: updates run in this kind order (an evaluator after the integration it names); deletes run after
-#: everything else, in ``DELETE_ORDER``.
-PLANNERS: Mapping[str, Callable[[list[DesiredResource], PlanInput], KindPlan]] = {
-    "Integration": plan_integrations, "Prompt": plan_prompts, "Dataset": plan_datasets,
-    "Evaluator": plan_evaluators, "ResourceRestriction": plan_restrictions,
-}
+#: Each registered kind's planner (``plan.registry``) runs in the registry's order: creates and updates
+#: run in this kind order (an evaluator after the integration it names); deletes run after everything
+#: else, in ``DELETE_ORDER``.
 KIND_ORDER = KINDS
 
 
@@ -59,7 +51,7 @@ def make_plan(manifests: ManifestSet, live: LiveState, options: PlanOptions | No
     for kind in KINDS:
         inputs = PlanInput(live=view, options=options, now=now, desired=selected,
                            renamed=renamed, restrictions_hidden=options.restrictions == "skip", earlier=planned)
-        planned = planned.merge(PLANNERS[kind]([r for r in desired if r.kind == kind], inputs))
+        planned = planned.merge(STEPS[kind].plan([r for r in desired if r.kind == kind], inputs))
     unmanaged: list[Unmanaged] = []
     if not options.targets:  # a targeted plan is partial: nothing else is listed or pruned
         pruned, unmanaged = plan_unmanaged(desired, PlanInput(live=view, options=options, now=now, desired=selected),

@@ -8,10 +8,12 @@ from typing import Any
 from pydantic import MISSING
 
 from reconciler.manifests.models import Message, PromptVersion
-from reconciler.model import DesiredResource, LivePrompt, PromptVersionObject
+from reconciler.model import DesiredResource, LivePrompt, LiveState, PromptVersionObject
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import KindPlan, PlanInput, Planning, change, creation_changes, plain, prompt_doc
+from reconciler.plan.liveview import ABSENT, ResourceDiff, found_in_space
 from reconciler.plan.model import ref
+from reconciler.plan.steps import KindSteps
 
 #: Fields of a version's body that define it; ``commit_message`` describes a change and is not compared.
 VERSION_FIELDS = ("provider", "model", "input_variable_format", "messages", "invocation_params", "provider_params")
@@ -115,3 +117,46 @@ def _update(r: DesiredResource, ctx: Planning, live: LivePrompt) -> None:
         elif not doc.restricted and restricted:
             ctx.op(r, "unrestrict", "DELETE", f"/v2/resource-restrictions/{prompt_id}",
                    changes=[change(r, "restricted", True, False)])
+
+
+def _compare(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None:
+    """How live differs from a declared prompt (``KindSteps.compare``)."""
+    obj: LivePrompt | None = found_in_space(r, live, out)
+    if obj is None:
+        return
+    doc = prompt_doc(r)
+    if doc.description is not MISSING and doc.description != obj.prompt.description:
+        out.edit("description", doc.description, obj.prompt.description)
+    if doc.restricted is not MISSING:
+        restricted = ("PROMPT", obj.id) in live.restrictions
+        if doc.restricted != restricted:
+            out.edit("restricted", doc.restricted, restricted)
+    want = plain(doc.version)
+    latest = obj.latest
+    if latest is None:
+        return
+    changed = False
+    for f in VERSION_FIELDS:
+        if f in want and _norm(f, want[f]) != _norm(f, getattr(latest, f)):
+            new = getattr(latest, f)
+            if f == "messages":
+                new = _norm(f, new)
+            elif new is None:
+                new = {} if f in ("invocation_params", "provider_params") else ABSENT
+            out.edit(f"version.{f}", want[f], new)
+            changed = True
+    if changed and "commit_message" in want and latest.commit_message and want["commit_message"] != latest.commit_message:
+        out.edit("version.commit_message", want["commit_message"], latest.commit_message)
+    if "labels" in want:
+        have = latest.label_names()
+        if any(label not in have for label in want["labels"]):
+            out.edit("version.labels", want["labels"], have)
+
+
+def _pin(p: LivePrompt, live: LiveState) -> list[Any]:
+    restricted = ("PROMPT", p.id) in live.restrictions
+    return [p.id, p.prompt.name, p.prompt.description, p.latest.id if p.latest else None,
+            sorted(p.labels.items()), restricted]
+
+
+STEPS = KindSteps(plan=plan_prompts, pin=_pin, compare=_compare)

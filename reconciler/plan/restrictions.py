@@ -18,13 +18,16 @@ restricting is idempotent."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import MISSING
 
 from reconciler.kinds import INTEGRATION, KIND_SPECS, PROMPT, RESTRICTION
-from reconciler.model import DesiredResource, LiveState
+from reconciler.model import DesiredResource, LiveState, RestrictionObject
 from reconciler.plan.context import KindPlan, PlanInput, Planning, change, prompt_doc, restriction_doc
+from reconciler.plan.liveview import ResourceDiff
 from reconciler.plan.model import PlanOptions
+from reconciler.plan.steps import KindSteps
 
 
 def unseen_restrictions(desired: list[DesiredResource], live: LiveState, options: PlanOptions) -> list[str]:
@@ -114,3 +117,16 @@ def _unrestricted_prompts(ctx: Planning) -> dict[str, DesiredResource]:
         if live is not None:
             out[live.id] = p
     return out
+
+
+def _compare(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None:
+    """A restriction is there or not (matched by id, as the planner matches it): nothing else to pull."""
+    rid = restriction_doc(r).resource_id
+    out.missing = not any(k[1] == rid for k in live.restrictions)
+
+
+def _pin(obj: RestrictionObject, live: LiveState) -> list[Any]:
+    return [obj.resource_type, obj.resource_id]
+
+
+STEPS = KindSteps(plan=plan_restrictions, pin=_pin, compare=_compare)

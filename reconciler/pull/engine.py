@@ -37,7 +37,8 @@ from reconciler.kinds import PROMPT, RESTRICTION
 from reconciler.manifests.ignores import path_matches
 from reconciler.model import DesiredResource, LiveState, ManifestSet, Source
 from reconciler.plan.ignore import Rule, rules_for, take_live
-from reconciler.plan.liveview import ABSENT, ExamplesEdit, FieldEdit, resource_diff
+from reconciler.plan.liveview import ABSENT, ExamplesEdit, FieldEdit
+from reconciler.plan.registry import resource_diff
 from reconciler.plan.restrictions import restrictions_unseen
 from reconciler.pull.yamledit import Doc, EditError, Node, YamlFile
 

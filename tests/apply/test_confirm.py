@@ -54,3 +54,26 @@ def test_many_touched_integrations_are_re_listed() -> None:
     fresh = client.run(reread_touched(update_plan([f"i{k}" for k in range(10)]), live_with(50), {}, client))
     assert seen == {"list": 1}
     assert all(obj.raw()["v"] == 1 for obj in fresh.integrations.values())
+
+
+def test_a_kind_without_a_re_read_of_its_own_is_read_again_by_id_as_its_live_type() -> None:
+    """Every kind has its own re-read today; a new one is read by ``GET collection/{id}``, the id its
+    create answered or the live object's (the integration's collection stands in here)."""
+    from reconciler.apply.confirm import _reread_object, _Touched
+
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        object_id = request.url.path.rsplit("/", 1)[1]
+        return httpx.Response(200, json={"id": object_id, "type": "LLM", "name": "i1", "description": "read again"})
+
+    client = ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
+    fresh = live_with(2)
+    key = ["Integration", "LLM", "i1"]
+    client.run(_reread_object(_Touched(fresh, key, [], None, client, {}, fresh.integrations[("LLM", "i1")])))
+    client.run(_reread_object(_Touched(fresh, key, [], {"id": "I9"}, client, {}, None)))
+    assert asked == ["/v2/integrations/I1", "/v2/integrations/I9"]
+    assert fresh.integrations[("LLM", "i1")] == LiveIntegration.read(
+        {"id": "I9", "type": "LLM", "name": "i1", "description": "read again"})
+    assert fresh.integrations[("LLM", "i0")].raw()["v"] == 0

@@ -25,8 +25,8 @@ from reconciler.model import (
     ManifestSet,
     ReadScope,
 )
+from reconciler.plan.datasets import examples_digest
 from reconciler.plan.model import PlanOptions
-from reconciler.plan.pins import _examples_digest
 from reconciler.plan.planner import make_plan
 
 ADMIN = "admin-key"
@@ -276,7 +276,7 @@ def test_read_against_the_manifest_keeps_only_the_examples_that_differ(
     assert 0 in lean.matched and 5 not in lean.matched and 7 not in lean.matched
     assert whole.matched is None
     # the plan pins the same digest whichever way the examples were read, and makes the same plan
-    assert lean.examples_digest == whole.examples_digest == _examples_digest(whole.examples)
+    assert lean.examples_digest == whole.examples_digest == examples_digest(whole.examples)
     assert minimum_requests(streamed, SCOPE) == minimum_requests(full, SCOPE)
     manifests = golden_manifest(declared)
     plans = [make_plan(manifests, live, PlanOptions(version_name="v")) for live in (full, streamed)]

@@ -23,8 +23,9 @@ from reconciler.model import (
     PromptVersionObject,
     SecretRef,
 )
-from reconciler.plan.liveview import ABSENT, ExamplesEdit, resource_diff
+from reconciler.plan.liveview import ABSENT, ExamplesEdit
 from reconciler.plan.planner import make_plan
+from reconciler.plan.registry import resource_diff
 from reconciler.plan.render import render_json
 from tests.plan.helpers import DEFAULT, RESEARCH, key, live_llm, llm, manifests, res, state
 from tests.plan.test_kinds_plan import LIVE_VERSION, VERSION

@@ -1,6 +1,6 @@
 """Pull and the planner compare an integration the same way: for random live and desired
 integrations of every provider (and AGENT ones), the manifest as pull would write it
-(``liveview.resource_diff``'s edits applied) plans no change but what pull says it cannot write
+(``registry.resource_diff``'s edits applied) plans no change but what pull says it cannot write
 (write-only secrets and headers, an auth whose secrets cannot be read: its notes)."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from reconciler.model import DesiredResource, LiveIntegration, LiveState, ManifestSet
-from reconciler.plan.liveview import ABSENT, resource_diff
+from reconciler.plan.liveview import ABSENT
 from reconciler.plan.model import PlanOptions
 from reconciler.plan.planner import make_plan
+from reconciler.plan.registry import resource_diff
 from reconciler.providers import PROVIDERS, has_model_source
 
 from .test_integration_patch_property import (  # the same draws as the planner's own property
