@@ -105,30 +105,9 @@ _LLM_FIELD_SHAPES: Mapping[str, ConfigField] = {
 # ---------------------------------------------------------------- reading
 
 
-def _read_value(f: ConfigField, value: Any) -> Any:
-    """How one stored write-side field reads back: secrets as presence, headers as names."""
-    if f.kind is FieldKind.SECRET:  # a key was given, even an empty one
-        return value is not None
-    if f.read_name.startswith("has_"):  # has_headers: a non-empty map
-        return bool(value)
-    if f.kind is FieldKind.HEADERS:
-        return sorted(value or {})
-    if value is None and isinstance(f.default, tuple):
-        return list(f.default)
-    return value
-
-
-def _render_auth(auth: Mapping[str, Any]) -> dict[str, Any]:
-    mode = AUTH_MODES[auth["auth_type"]]
-    return {"auth_type": mode.auth_type,
-            **{f.read_name: _read_value(f, auth.get(f.name)) for f in mode.fields.values()}}
-
-
-def _render_preset(preset: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: preset.get(k) for k in ("id", "name", "description", "config", "created_at", "updated_at")}
-
-
 def _render_config(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """How a stored config reads back (each field as its kind reads: secrets as presence, headers as
+    names, presets with their ids and timestamps)."""
     config = doc["config"]
     if doc["type"] == "AGENT":
         fields: Mapping[str, ConfigField] = AGENT_FIELDS
@@ -137,13 +116,7 @@ def _render_config(doc: Mapping[str, Any]) -> dict[str, Any]:
         fields = PROVIDERS[config["provider"]].fields
         out = {"provider": config["provider"]}
     for f in fields.values():
-        value = config.get(f.name)
-        if f.kind is FieldKind.AUTH:
-            out[f.read_name] = _render_auth(value)
-        elif f.kind is FieldKind.PRESETS:
-            out[f.read_name] = [_render_preset(p) for p in value or []]
-        else:
-            out[f.read_name] = _read_value(f, value)
+        out[f.read_name] = f.behaviour.read(f, config.get(f.name))
     return out
 
 

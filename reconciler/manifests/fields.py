@@ -284,20 +284,8 @@ def tagged(key: str, members: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ Integration config (providers table)
 
 
-_FIELD_DOCS = {
-    FieldKind.BOOL: "A boolean.",
-    FieldKind.STRING: "A string.",
-    FieldKind.STRING_LIST: "A list of names; replaces the stored list.",
-    FieldKind.SECRET: "A secret reference ({env: NAME} or {file: PATH}); write-only.",
-    FieldKind.HEADERS: "Header name -> secret reference; write-only, replaces the stored headers.",
-    FieldKind.AUTH: "CLOUD_D authentication (CreateAwsBedrockAuth); replaces the stored auth wholesale.",
-    FieldKind.OBJECT: "A JSON object.",
-    FieldKind.PRESETS: "Request presets; replace the stored presets, matched by name.",
-}
-
-
 def _field_doc(f: ConfigField) -> str:
-    parts = [_FIELD_DOCS[f.kind]]
+    parts = [f.behaviour.docs]
     if f.https:
         parts.append("Must be https://.")
     if f.required_on_create:
