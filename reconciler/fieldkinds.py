@@ -16,7 +16,7 @@ modes (``Mode``) are ``reconciler.providers``' own, seen through protocols.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -57,6 +57,10 @@ class Field(Protocol):
     def read_name(self) -> str: ...
     @property
     def default(self) -> Any: ...
+    @property
+    def required_on_create(self) -> bool: ...
+    @property
+    def https(self) -> bool: ...
     @property
     def behaviour(self) -> FieldBehaviour: ...
 
@@ -101,8 +105,17 @@ class Pulled:
                       tuple(f".{name}{n}" for n in self.notes))
 
 
+#: A named schema of the API's OpenAPI document, as a reference (``emulator.openapi.ref``).
+Ref = Callable[[str], dict[str, str]]
+_STRING = {"type": "string"}
+
+
 def _declared(want: Any) -> Any:
     return None if want is ABSENT else want
+
+
+def nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [dict(schema), {"type": "null"}]}
 
 
 class FieldBehaviour:
@@ -112,6 +125,8 @@ class FieldBehaviour:
     docs = ""
     #: Live never shows the value: a difference is noted, never pulled; a plan shows it whole.
     write_only = False
+    #: The members of each ``auth_type``, for a kind made of modes (an auth); None for the others.
+    modes: Mapping[str, Mode] | None = None
 
     def compare(self, f: Field, want: Any, live: Mapping[str, Any]) -> Verdict:
         return Verdict.SAME if want == live.get(f.read_name) else Verdict.DIFFERS
@@ -164,17 +179,44 @@ class FieldBehaviour:
             return list(f.default)
         return stored
 
+    def write_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        """The JSON Schema of the value a create or update sends (the API's 400 shape check)."""
+        raise NotImplementedError
+
+    def read_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        """The JSON Schema of the value a read shows: null unless required or defaulted."""
+        schema = self.write_schema(f, ref)
+        schema.pop("pattern", None)
+        schema.pop("format", None)
+        return schema if f.required_on_create or f.default is not None else nullable(schema)
+
+    def problem(self, f: Field, value: Any) -> str | None:
+        """What the API refuses (422) in one given value of the right shape, or None."""
+        return None
+
 
 class Bool(FieldBehaviour):
     docs = "A boolean."
+
+    def write_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "boolean"}
 
 
 class String(FieldBehaviour):
     docs = "A string."
 
+    def write_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "string", **({"format": "uri", "pattern": "^https://"} if f.https else {})}
+
+    def problem(self, f: Field, value: Any) -> str | None:
+        return "must not be empty" if f.required_on_create and not value.strip() else None
+
 
 class JsonObject(FieldBehaviour):
     docs = "A JSON object."
+
+    def write_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "object"}
 
 
 class StringList(FieldBehaviour):
@@ -187,6 +229,9 @@ class StringList(FieldBehaviour):
         if isinstance(want, list) and isinstance(have, list) and sorted(map(str, want)) == sorted(map(str, have)):
             return Verdict.SAME
         return super().compare(f, want, live)
+
+    def write_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "array", "items": _STRING}
 
 
 class Secret(FieldBehaviour):
@@ -223,6 +268,12 @@ class Secret(FieldBehaviour):
     def read(self, f: Field, stored: Any) -> Any:
         return stored is not None  # a key was given, even an empty one
 
+    def write_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "string", "writeOnly": True}
+
+    def read_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "boolean"}
+
 
 def _presence_only(f: Field) -> bool:
     """Headers that read back as ``has_headers``: only whether there are any (an AGENT's)."""
@@ -235,6 +286,10 @@ class Headers(FieldBehaviour):
 
     docs = "Header name -> secret reference; write-only, replaces the stored headers."
     write_only = True
+
+    def __init__(self, max_bytes: int, size: Callable[[Mapping[str, str]], int]) -> None:
+        """``size``: how the API measures a header map against ``max_bytes``."""
+        self.max_bytes, self.size = max_bytes, size
 
     def compare(self, f: Field, want: Any, live: Mapping[str, Any]) -> Verdict:
         if _presence_only(f):
@@ -286,6 +341,17 @@ class Headers(FieldBehaviour):
     def read(self, f: Field, stored: Any) -> Any:
         return bool(stored) if _presence_only(f) else sorted(stored or {})
 
+    def write_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": _STRING, "writeOnly": True,
+                "description": f"Serialized size at most {self.max_bytes} bytes."}
+
+    def read_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "boolean"} if _presence_only(f) else {"type": "array", "items": _STRING}
+
+    def problem(self, f: Field, value: Any) -> str | None:
+        size = self.size(value) if value else 0
+        return f"serializes to {size} bytes; at most {self.max_bytes} are allowed" if size > self.max_bytes else None
+
 
 class Auth(FieldBehaviour):
     """CLOUD_D's auth: one of ``modes`` by ``auth_type``, replaced wholesale, so it differs when
@@ -295,7 +361,7 @@ class Auth(FieldBehaviour):
     docs = "CLOUD_D authentication (CreateAwsBedrockAuth); replaces the stored auth wholesale."
 
     def __init__(self, modes: Mapping[str, Mode]) -> None:
-        self.modes = modes
+        self.modes: Mapping[str, Mode] = modes
         #: the members that read back under another name (``has_api_key``: ``api_key``)
         self._read_as = {m.read_name: m for mode in modes.values() for m in mode.fields.values()
                          if m.read_name != m.name}
@@ -365,6 +431,12 @@ class Auth(FieldBehaviour):
         return {"auth_type": mode.auth_type,
                 **{m.read_name: m.behaviour.read(m, stored.get(m.name)) for m in mode.fields.values()}}
 
+    def write_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return ref("CreateAwsBedrockAuth")
+
+    def read_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return ref("AwsBedrockAuth")
+
 
 #: What a preset reads back as (the emulator stores these keys).
 PRESET_READ_KEYS = ("id", "name", "description", "config", "created_at", "updated_at")
@@ -402,6 +474,12 @@ class Presets(FieldBehaviour):
 
     def read(self, f: Field, stored: Any) -> Any:
         return [{k: p.get(k) for k in PRESET_READ_KEYS} for p in stored or []]
+
+    def write_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "array", "items": ref("AgentRequestPresetInput")}
+
+    def read_schema(self, f: Field, ref: Ref) -> dict[str, Any]:
+        return {"type": "array", "items": ref("AgentRequestPreset")}
 
 
 def _presets_patch(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]]) -> list[dict[str, Any]] | None:

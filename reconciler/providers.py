@@ -113,7 +113,7 @@ BEHAVIOURS: Mapping[FieldKind, fieldkinds.FieldBehaviour] = {
     FieldKind.STRING: fieldkinds.String(),
     FieldKind.STRING_LIST: fieldkinds.StringList(),
     FieldKind.SECRET: fieldkinds.Secret(),
-    FieldKind.HEADERS: fieldkinds.Headers(),
+    FieldKind.HEADERS: fieldkinds.Headers(HEADER_MAP_MAX_BYTES, serialized_header_bytes),
     FieldKind.AUTH: fieldkinds.Auth(AUTH_MODES),
     FieldKind.OBJECT: fieldkinds.JsonObject(),
     FieldKind.PRESETS: fieldkinds.Presets(),
