@@ -225,7 +225,26 @@ def test_export_leaves_out_a_field_live_does_not_show() -> None:
     assert kind(CUSTOM["base_url"]).exported(CUSTOM["base_url"], {}, Names()) is OMIT
 
 
-# ------------------------------------------------------------------ the emulator's stored and read shapes
+# ------------------------------------------------------------------ the emulator's checks, stored and read shapes
+
+
+def test_the_api_refuses_a_blank_required_string_and_a_header_map_over_its_size() -> None:
+    endpoint, headers = AGENT_FIELDS["endpoint"], CUSTOM["headers"]
+    assert kind(endpoint).problem(endpoint, "  ") == "must not be empty"
+    assert kind(CUSTOM["base_url"]).problem(CUSTOM["base_url"], "https://a") is None
+    assert kind(headers).problem(headers, {"X-A": "v"}) is None
+    assert kind(headers).problem(headers, {"X-A": "v" * 9000}) == "serializes to 9010 bytes; at most 8175 are allowed"
+
+
+def test_a_field_reads_back_nullable_unless_required_or_defaulted() -> None:
+    def ref(name: str) -> dict[str, str]:
+        return {"$ref": name}
+
+    assert kind(CUSTOM["base_url"]).read_schema(CUSTOM["base_url"], ref) == {"type": "string"}
+    assert kind(PROVIDERS["VENDOR_B"].fields["base_url"]).read_schema(PROVIDERS["VENDOR_B"].fields["base_url"], ref) \
+        == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert kind(CUSTOM["api_key"]).read_schema(CUSTOM["api_key"], ref) == {"type": "boolean"}
+    assert kind(AUTH).write_schema(AUTH, ref) == {"$ref": "CreateAwsBedrockAuth"}
 
 
 def test_a_stored_secret_reads_as_present_even_when_empty_and_headers_as_sorted_names() -> None:

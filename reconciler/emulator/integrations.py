@@ -147,8 +147,7 @@ def _check_shape(f: ConfigField, value: Any, where: str) -> None:
 
 
 def _check_schema(schema: Mapping[str, Any], value: Any, where: str) -> None:
-    """``value`` against a write schema of a config field: its type, the type of each item or
-    value in it; a preset's own keys; an auth's members are checked as it is parsed."""
+    """``value`` against a config field's write schema: its type, then each item's or value's."""
     if "$ref" in schema:  # a preset: its keys; an auth: an object (its members are checked as it is parsed)
         if schema == ref("AgentRequestPresetInput"):
             _check_preset_shape(value, where)
