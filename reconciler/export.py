@@ -15,12 +15,13 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from reconciler import shown
+from reconciler import fieldkinds, shown
 from reconciler.client.http import ApiClient
 from reconciler.client.live import read_live
 from reconciler.errors import ConfigError
@@ -39,7 +40,7 @@ from reconciler.kinds import (
 )
 from reconciler.model import LiveState, ReadScope
 from reconciler.plan.prompts import VERSION_FIELDS
-from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, FieldKind
+from reconciler.providers import AGENT_FIELDS, PROVIDERS, ConfigField
 
 #: The prefix of every variable export names: never one the reconciler (``RECONCILER_*``), the
 #: shell or the loader reads.
@@ -79,6 +80,32 @@ def _headers(names: list[str], name: str, *fields: str, env: list[str]) -> dict[
     return {h: _secret(True, name, *fields, "header", header=h, env=env) for h in names}
 
 
+@dataclass(frozen=True)
+class _Secrets:
+    """Export's names for the write-only values of one integration (``fieldkinds.Exporting``): a
+    variable per secret and per header, ``prefix`` the field a member is in (the auth)."""
+
+    name: str
+    env: list[str]
+    notes: list[str] | None
+    prefix: tuple[str, ...] = ()
+
+    def secret(self, present: bool, f: fieldkinds.Field) -> Any:
+        return _secret(present, self.name, *self.prefix, f.name, env=self.env)
+
+    def headers(self, names: list[str], f: fieldkinds.Field) -> dict[str, Any]:
+        return _headers(names, self.name, *(self.prefix or (f.name,)), env=self.env)
+
+    def unreadable(self, f: fieldkinds.Field) -> None:
+        if self.notes is not None:  # names invisible: left unmanaged
+            self.notes.append(f"# Integration/{shown.env_comment(self.name)} (AGENT) has headers live, but the API "
+                              "shows only that they exist, not their names; they are left unmanaged. To manage "
+                              "them, add config.headers: {NAME: {env: VAR}}.")
+
+    def inside(self, f: fieldkinds.Field) -> _Secrets:
+        return _Secrets(self.name, self.env, self.notes, (*self.prefix, f.name))
+
+
 def integration_manifest(obj: Mapping[str, Any], env: list[str], notes: list[str] | None = None) -> dict[str, Any]:
     name = str(obj["name"])
     itype = str(obj["type"])
@@ -90,46 +117,18 @@ def integration_manifest(obj: Mapping[str, Any], env: list[str], notes: list[str
     live = obj.get("config") or {}
     config: dict[str, Any] = {}
     if itype == "AGENT":
-        for f in AGENT_FIELDS.values():
-            if f.kind is FieldKind.HEADERS:
-                if live.get("has_headers") and notes is not None:  # names invisible: left unmanaged
-                    notes.append(f"# Integration/{shown.env_comment(name)} (AGENT) has headers live, but the API shows only that they "
-                                 "exist, not their names; they are left unmanaged. To manage them, add "
-                                 "config.headers: {NAME: {env: VAR}}.")
-            elif f.kind is FieldKind.PRESETS:
-                config["request_presets"] = [
-                    {"name": p["name"], "description": p.get("description"), "config": p.get("config") or {}}
-                    for p in live.get("request_presets") or []]
-            else:
-                config[f.name] = live.get(f.name)
+        fields: Mapping[str, ConfigField] = AGENT_FIELDS
     else:
         provider = PROVIDERS.get(str(live.get("provider")))
         config["provider"] = live.get("provider")
-        for f in (provider.fields.values() if provider else []):
-            if f.kind is FieldKind.SECRET:
-                config[f.name] = _secret(bool(live.get(f.read_name)), name, f.name, env=env)
-            elif f.kind is FieldKind.HEADERS:
-                config[f.name] = _headers(list(live.get(f.read_name) or []), name, f.name, env=env)
-            elif f.kind is FieldKind.AUTH:
-                config["auth"] = _auth(live.get("auth") or {}, name, env)
-            elif f.read_name in live:
-                config[f.name] = live[f.read_name]
+        fields = provider.fields if provider else {}
+    secrets = _Secrets(name, env, notes)
+    for f in fields.values():
+        value = f.behaviour.exported(f, live, secrets)
+        if value is not fieldkinds.OMIT:
+            config[f.name] = value
     doc["config"] = config
     return doc
-
-
-def _auth(auth: Mapping[str, Any], name: str, env: list[str]) -> dict[str, Any]:
-    mode = AUTH_MODES.get(str(auth.get("auth_type")))
-    out: dict[str, Any] = {"auth_type": auth.get("auth_type")}
-    for f in (mode.fields.values() if mode else []):
-        if f.kind is FieldKind.SECRET:
-            out[f.name] = _secret(True, name, "auth", f.name, env=env)
-        elif f.kind is FieldKind.HEADERS:
-            if auth.get("header_names"):
-                out[f.name] = _headers(list(auth["header_names"]), name, "auth", env=env)
-        elif auth.get(f.name) is not None:
-            out[f.name] = auth[f.name]
-    return out
 
 
 class _BlockDumper(yaml.SafeDumper):

@@ -38,11 +38,11 @@ from typing import Any
 
 from reconciler.environments import Target, targets
 from reconciler.errors import ConfigError, ManifestError
+from reconciler.fieldkinds import ABSENT
 from reconciler.manifests.yamlload import parse_documents, read_file, staged
 from reconciler.model import SPACED_KINDS, DesiredResource, ManifestSet, SecretRef, Source
 from reconciler.plan.context import sensitive_ref
 from reconciler.plan.ignore import set_path
-from reconciler.plan.liveview import ABSENT
 from reconciler.plan.select import named_by
 from reconciler.project import Project, unknown_message
 from reconciler.pull.engine import NotWritten, Tree

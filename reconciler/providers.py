@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from reconciler import fieldkinds
+
 
 class FieldKind(StrEnum):
     BOOL = "bool"
@@ -40,8 +42,13 @@ class ConfigField:
     https: bool = False  # a URL that must be https
 
     @property
+    def behaviour(self) -> fieldkinds.FieldBehaviour:
+        """How a field of this kind compares, is sent, shown, pulled, exported and stored."""
+        return BEHAVIOURS[self.kind]
+
+    @property
     def write_only(self) -> bool:
-        return self.kind in (FieldKind.SECRET, FieldKind.HEADERS)
+        return self.behaviour.write_only
 
     @property
     def read_name(self) -> str:
@@ -98,6 +105,18 @@ AUTH_MODES: Mapping[str, AuthMode] = {
             "headers": ConfigField("headers", FieldKind.HEADERS, read_as="header_names"),
         }),
     )
+}
+
+#: Each field kind's behaviour (``reconciler.fieldkinds``): the one place a kind is told apart.
+BEHAVIOURS: Mapping[FieldKind, fieldkinds.FieldBehaviour] = {
+    FieldKind.BOOL: fieldkinds.Bool(),
+    FieldKind.STRING: fieldkinds.String(),
+    FieldKind.STRING_LIST: fieldkinds.StringList(),
+    FieldKind.SECRET: fieldkinds.Secret(),
+    FieldKind.HEADERS: fieldkinds.Headers(HEADER_MAP_MAX_BYTES, serialized_header_bytes),
+    FieldKind.AUTH: fieldkinds.Auth(AUTH_MODES),
+    FieldKind.OBJECT: fieldkinds.JsonObject(),
+    FieldKind.PRESETS: fieldkinds.Presets(),
 }
 
 

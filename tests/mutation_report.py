@@ -41,6 +41,7 @@ MUTMUT = Path(sys.executable).parent / "mutmut"
 
 #: module -> the functions mutated (None: every function of it). Methods are ``Class.method``.
 SCOPE: dict[str, tuple[str, ...] | None] = {
+    "reconciler/fieldkinds.py": None,
     "reconciler/plan/changes.py": None,
     "reconciler/plan/context.py": None,
     "reconciler/plan/datasets.py": None,

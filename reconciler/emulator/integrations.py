@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -69,23 +69,21 @@ from reconciler.emulator.openapi import (
     query_param,
     ref,
 )
+from reconciler.fieldkinds import nullable
 from reconciler.providers import (
     AGENT_ENDPOINT_MAX_CHARS,
     AGENT_FIELDS,
     AUTH_MODES,
-    HEADER_MAP_MAX_BYTES,
     INTEGRATION_TYPES,
     LLM_CONFIG_FIELDS,
     PRESET_DESCRIPTION_MAX,
     PRESET_NAME_MAX,
     PROVIDERS,
     ConfigField,
-    FieldKind,
     Provider,
     has_model_source,
     literal_address,
     non_public_host,
-    serialized_header_bytes,
     visible_from,
     without_required,
 )
@@ -105,30 +103,9 @@ _LLM_FIELD_SHAPES: Mapping[str, ConfigField] = {
 # ---------------------------------------------------------------- reading
 
 
-def _read_value(f: ConfigField, value: Any) -> Any:
-    """How one stored write-side field reads back: secrets as presence, headers as names."""
-    if f.kind is FieldKind.SECRET:  # a key was given, even an empty one
-        return value is not None
-    if f.read_name.startswith("has_"):  # has_headers: a non-empty map
-        return bool(value)
-    if f.kind is FieldKind.HEADERS:
-        return sorted(value or {})
-    if value is None and isinstance(f.default, tuple):
-        return list(f.default)
-    return value
-
-
-def _render_auth(auth: Mapping[str, Any]) -> dict[str, Any]:
-    mode = AUTH_MODES[auth["auth_type"]]
-    return {"auth_type": mode.auth_type,
-            **{f.read_name: _read_value(f, auth.get(f.name)) for f in mode.fields.values()}}
-
-
-def _render_preset(preset: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: preset.get(k) for k in ("id", "name", "description", "config", "created_at", "updated_at")}
-
-
 def _render_config(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """How a stored config reads back (each field as its kind reads: secrets as presence, headers as
+    names, presets with their ids and timestamps)."""
     config = doc["config"]
     if doc["type"] == "AGENT":
         fields: Mapping[str, ConfigField] = AGENT_FIELDS
@@ -137,13 +114,7 @@ def _render_config(doc: Mapping[str, Any]) -> dict[str, Any]:
         fields = PROVIDERS[config["provider"]].fields
         out = {"provider": config["provider"]}
     for f in fields.values():
-        value = config.get(f.name)
-        if f.kind is FieldKind.AUTH:
-            out[f.read_name] = _render_auth(value)
-        elif f.kind is FieldKind.PRESETS:
-            out[f.read_name] = [_render_preset(p) for p in value or []]
-        else:
-            out[f.read_name] = _read_value(f, value)
+        out[f.read_name] = f.behaviour.read(f, config.get(f.name))
     return out
 
 
@@ -169,27 +140,27 @@ def visible_in_space(doc: Mapping[str, Any], space: Mapping[str, Any]) -> bool:
 
 
 def _check_shape(f: ConfigField, value: Any, where: str) -> None:
-    """The JSON type of one config field (null passes here; whether it may be null is a 422)."""
-    if value is None:
+    """The JSON type of one config field (null passes here; whether it may be null is a 422),
+    as its kind's write schema, the one the OpenAPI document publishes, gives it."""
+    if value is not None:
+        _check_schema(f.behaviour.write_schema(f, ref), value, where)
+
+
+def _check_schema(schema: Mapping[str, Any], value: Any, where: str) -> None:
+    """``value`` against a config field's write schema: its type, then each item's or value's."""
+    if "$ref" in schema:  # a preset: its keys; an auth: an object (its members are checked as it is parsed)
+        if schema == ref("AgentRequestPresetInput"):
+            _check_preset_shape(value, where)
+        else:
+            check_type(value, "object", where)
         return
-    if f.kind is FieldKind.BOOL:
-        check_type(value, "boolean", where)
-    elif f.kind in (FieldKind.STRING, FieldKind.SECRET):
-        check_type(value, "string", where)
-    elif f.kind is FieldKind.STRING_LIST:
-        check_type(value, "array", where)
+    check_type(value, schema["type"], where)
+    if "items" in schema:
         for i, item in enumerate(value):
-            check_type(item, "string", f"{where}[{i}]")
-    elif f.kind is FieldKind.HEADERS:
-        check_type(value, "object", where)
-        for name, header in value.items():
-            check_type(header, "string", f"{where}[{name!r}]")
-    elif f.kind in (FieldKind.AUTH, FieldKind.OBJECT):
-        check_type(value, "object", where)
-    elif f.kind is FieldKind.PRESETS:
-        check_type(value, "array", where)
-        for i, preset in enumerate(value):
-            _check_preset_shape(preset, f"{where}[{i}]")
+            _check_schema(schema["items"], item, f"{where}[{i}]")
+    if "additionalProperties" in schema:
+        for name, item in value.items():
+            _check_schema(schema["additionalProperties"], item, f"{where}[{name!r}]")
 
 
 def _check_preset_shape(preset: Any, where: str) -> None:
@@ -236,24 +207,17 @@ def _check_https(url: str, where: str) -> None:
         raise Problem(422, f"{where} must be an https:// URL with a host")
 
 
-def _check_headers_size(headers: Mapping[str, str] | None, where: str) -> None:
-    if headers and serialized_header_bytes(headers) > HEADER_MAP_MAX_BYTES:
-        raise Problem(422, f"{where} serializes to {serialized_header_bytes(headers)} bytes;"
-                           f" at most {HEADER_MAP_MAX_BYTES} are allowed")
-
-
 def _check_field_values(given: Mapping[str, Any], fields: Mapping[str, ConfigField], where: str) -> None:
     """The 422 rules that concern a single given value: https, header size, empty required strings."""
     for name, value in given.items():
         f = fields.get(name)
         if f is None or value is None:
             continue
-        if f.kind is FieldKind.STRING and f.required_on_create and not value.strip():
-            raise Problem(422, f"{where}.{name} must not be empty")
+        problem = f.behaviour.problem(f, value)
+        if problem is not None:
+            raise Problem(422, f"{where}.{name} {problem}")
         if f.https:
             _check_https(value, f"{where}.{name}")
-        if f.kind is FieldKind.HEADERS:
-            _check_headers_size(value, f"{where}.{name}")
 
 
 def _parse_auth(value: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -375,7 +339,7 @@ def _merge_llm_config(given: Mapping[str, Any], stored: Mapping[str, Any] | None
     merged = copy.deepcopy(dict(stored)) if stored else {"provider": provider.name, **_defaults(provider.fields)}
     for name, value in fields_given.items():
         f = provider.fields[name]
-        if f.kind is FieldKind.AUTH:
+        if f.behaviour.modes is not None:  # an auth: parsed by its mode
             merged[name] = _parse_auth(value, f"{where}.{name}")
         elif value is None and isinstance(f.default, tuple):
             merged[name] = list(f.default)
@@ -603,38 +567,12 @@ _STRING = {"type": "string"}
 _TIMESTAMP = {"type": "string", "format": "date-time"}
 
 
-def _nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
-    return {"anyOf": [dict(schema), {"type": "null"}]}
-
-
 def _write_schema(f: ConfigField) -> dict[str, Any]:
-    shapes: Mapping[FieldKind, Callable[[], dict[str, Any]]] = {
-        FieldKind.BOOL: lambda: {"type": "boolean"},
-        FieldKind.STRING: lambda: {"type": "string", **({"format": "uri", "pattern": "^https://"} if f.https else {})},
-        FieldKind.SECRET: lambda: {"type": "string", "writeOnly": True},
-        FieldKind.STRING_LIST: lambda: {"type": "array", "items": _STRING},
-        FieldKind.HEADERS: lambda: {"type": "object", "additionalProperties": _STRING, "writeOnly": True,
-                                    "description": f"Serialized size at most {HEADER_MAP_MAX_BYTES} bytes."},
-        FieldKind.AUTH: lambda: ref("CreateAwsBedrockAuth"),
-        FieldKind.OBJECT: lambda: {"type": "object"},
-        FieldKind.PRESETS: lambda: {"type": "array", "items": ref("AgentRequestPresetInput")},
-    }
-    return shapes[f.kind]()
+    return f.behaviour.write_schema(f, ref)
 
 
 def _read_schema(f: ConfigField) -> dict[str, Any]:
-    if f.read_name.startswith("has_"):
-        return {"type": "boolean"}
-    if f.kind is FieldKind.HEADERS:
-        return {"type": "array", "items": _STRING}
-    if f.kind is FieldKind.AUTH:
-        return ref("AwsBedrockAuth")
-    if f.kind is FieldKind.PRESETS:
-        return {"type": "array", "items": ref("AgentRequestPreset")}
-    schema = _write_schema(f)
-    schema.pop("pattern", None)
-    schema.pop("format", None)
-    return schema if f.required_on_create or f.default is not None else _nullable(schema)
+    return f.behaviour.read_schema(f, ref)
 
 
 def _object(properties: Mapping[str, Any], required: list[str], *, closed: bool) -> dict[str, Any]:
@@ -652,7 +590,7 @@ def _provider_schemas() -> dict[str, Any]:
             {**const, **{f.read_name: _read_schema(f) for f in p.fields.values()}},
             ["provider", *[f.read_name for f in p.fields.values()]], closed=False)
         schemas[f"CreateLlmConfig{p.name}"] = _object(
-            {**const, **{f.name: _nullable(_write_schema(f)) if f.nullable else _write_schema(f)
+            {**const, **{f.name: nullable(_write_schema(f)) if f.nullable else _write_schema(f)
                          for f in p.fields.values()}},
             ["provider", *[f.name for f in p.fields.values() if f.required_on_create]], closed=True)
     for mode in AUTH_MODES.values():
@@ -672,7 +610,7 @@ def _provider_schemas() -> dict[str, Any]:
         "description": "A field sent for a provider it does not apply to is 422; null clears nullable"
                        " fields and is 422 for the others.",
         "properties": {"provider": {"enum": list(PROVIDERS)},
-                       **{n: _nullable(_write_schema(f)) for n, f in _LLM_FIELD_SHAPES.items()}},
+                       **{n: nullable(_write_schema(f)) for n, f in _LLM_FIELD_SHAPES.items()}},
     }
     return schemas
 
@@ -685,30 +623,30 @@ _ENVELOPE_REQUIRED = ["id", "type", "name", "scopings", "config", "created_at", 
 
 OPENAPI_SCHEMAS: dict[str, Any] = {
     **_provider_schemas(),
-    "IntegrationScoping": _object({"organization_id": _nullable(_STRING), "space_id": _nullable(_STRING)},
+    "IntegrationScoping": _object({"organization_id": nullable(_STRING), "space_id": nullable(_STRING)},
                                   [], closed=True),
     "AgentRequestPreset": _object(
         {"id": _STRING, "name": {"type": "string", "minLength": 1, "maxLength": PRESET_NAME_MAX},
-         "description": _nullable({"type": "string", "maxLength": PRESET_DESCRIPTION_MAX}),
+         "description": nullable({"type": "string", "maxLength": PRESET_DESCRIPTION_MAX}),
          "config": {"type": "object"}, "created_at": _TIMESTAMP, "updated_at": _TIMESTAMP},
         ["id", "name", "description", "config", "created_at", "updated_at"], closed=False),
     "AgentRequestPresetInput": _object(
         {"name": {"type": "string", "minLength": 1, "maxLength": PRESET_NAME_MAX},
-         "description": _nullable({"type": "string", "maxLength": PRESET_DESCRIPTION_MAX}),
+         "description": nullable({"type": "string", "maxLength": PRESET_DESCRIPTION_MAX}),
          "config": {"type": "object"}},
         ["name", "config"], closed=True),
     "AgentConfig": _object({f.read_name: _read_schema(f) for f in AGENT_FIELDS.values()},
                            [f.read_name for f in AGENT_FIELDS.values()], closed=False),
     "CreateAgentConfig": _object(
-        {f.name: _nullable(_write_schema(f)) if f.nullable else _write_schema(f) for f in AGENT_FIELDS.values()},
+        {f.name: nullable(_write_schema(f)) if f.nullable else _write_schema(f) for f in AGENT_FIELDS.values()},
         [f.name for f in AGENT_FIELDS.values() if f.required_on_create], closed=True),
     "UpdateAgentConfig": _object(
-        {f.name: _nullable(_write_schema(f)) if f.nullable else _write_schema(f) for f in AGENT_FIELDS.values()},
+        {f.name: nullable(_write_schema(f)) if f.nullable else _write_schema(f) for f in AGENT_FIELDS.values()},
         [], closed=True),
     "LlmIntegration": _object({**_ENVELOPE_READ, "type": {"const": "LLM"}, "config": ref("LlmConfig"),
                                "created_by_user_id": _STRING}, _ENVELOPE_REQUIRED, closed=False),
     "AgentIntegration": _object({**_ENVELOPE_READ, "type": {"const": "AGENT"}, "config": ref("AgentConfig"),
-                                 "description": _nullable(_STRING), "created_by_user_id": _nullable(_STRING)},
+                                 "description": nullable(_STRING), "created_by_user_id": nullable(_STRING)},
                                 _ENVELOPE_REQUIRED, closed=False),
     "Integration": {"oneOf": [ref("LlmIntegration"), ref("AgentIntegration")],
                     "discriminator": {"propertyName": "type", "mapping": {
@@ -718,7 +656,7 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
                                      "scopings": _SCOPINGS, "config": ref("CreateLlmConfig")},
                                     ["type", "name", "config"], closed=True),
     "CreateAgentIntegration": _object({"type": {"const": "AGENT"}, "name": {"type": "string", "pattern": r"\S"},
-                                       "description": _nullable(_STRING), "scopings": _SCOPINGS,
+                                       "description": nullable(_STRING), "scopings": _SCOPINGS,
                                        "config": ref("CreateAgentConfig")},
                                       ["type", "name", "config"], closed=True),
     "CreateIntegration": {"oneOf": [ref("CreateLlmIntegration"), ref("CreateAgentIntegration")]},
@@ -726,7 +664,7 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
                                         "scopings": _SCOPINGS, "config": ref("UpdateLlmConfig")},
                                        ["type"], closed=True), "minProperties": 2},
     "UpdateAgentIntegration": {**_object({"type": {"const": "AGENT"}, "name": {"type": "string", "pattern": r"\S"},
-                                          "description": _nullable(_STRING), "scopings": _SCOPINGS,
+                                          "description": nullable(_STRING), "scopings": _SCOPINGS,
                                           "config": ref("UpdateAgentConfig")},
                                          ["type"], closed=True), "minProperties": 2},
     "UpdateIntegration": {"oneOf": [ref("UpdateLlmIntegration"), ref("UpdateAgentIntegration")]},

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reconciler.emulator.core import Store, now
-from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
+from reconciler.providers import AGENT_FIELDS, PROVIDERS, ConfigField
 
 #: The value every write-only secret of a replica holds: a replica never sees a real one.
 PLACEHOLDER = "(placeholder: a replica holds no secret)"
@@ -84,27 +84,6 @@ def seed(store: Store, account: Account) -> None:
 # ---------------------------------------------------------------- integrations: read shape -> stored shape
 
 
-def _stored_value(f: ConfigField, read: Mapping[str, Any]) -> Any:
-    """The stored (write-side) value of one config field from the read shape (the inverse of
-    ``integrations._read_value``; secrets become ``PLACEHOLDER``)."""
-    value = read.get(f.read_name)
-    if f.kind is FieldKind.SECRET:
-        return PLACEHOLDER if value else None
-    if f.kind is FieldKind.HEADERS:
-        if f.read_name.startswith("has_"):
-            return {PLACEHOLDER_HEADER: PLACEHOLDER} if value else None
-        return {name: PLACEHOLDER for name in value} if value else None
-    if f.kind is FieldKind.AUTH:
-        if not isinstance(value, Mapping):
-            return value
-        mode = AUTH_MODES.get(str(value.get("auth_type")))
-        if mode is None:
-            return dict(value)
-        fields = {f.name: _stored_value(f, value) for f in mode.fields.values()}
-        return {"auth_type": mode.auth_type, **{k: v for k, v in fields.items() if v is not None}}
-    return copy.deepcopy(value)
-
-
 def integration_doc(item: Mapping[str, Any], stamp: str) -> dict[str, Any]:
     """The stored document of an integration given in its read shape."""
     read_config = item.get("config") or {}
@@ -116,7 +95,7 @@ def integration_doc(item: Mapping[str, Any], stamp: str) -> dict[str, Any]:
         fields = provider.fields if provider is not None else {}
         config = {"provider": read_config.get("provider")}
     for f in fields.values():
-        config[f.name] = _stored_value(f, read_config)
+        config[f.name] = f.behaviour.stored(f, read_config, PLACEHOLDER, PLACEHOLDER_HEADER)
     doc: dict[str, Any] = {
         "id": item["id"], "type": item["type"], "name": item["name"],
         "scopings": [{"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}

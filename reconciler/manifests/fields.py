@@ -284,20 +284,8 @@ def tagged(key: str, members: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ Integration config (providers table)
 
 
-_FIELD_DOCS = {
-    FieldKind.BOOL: "A boolean.",
-    FieldKind.STRING: "A string.",
-    FieldKind.STRING_LIST: "A list of names; replaces the stored list.",
-    FieldKind.SECRET: "A secret reference ({env: NAME} or {file: PATH}); write-only.",
-    FieldKind.HEADERS: "Header name -> secret reference; write-only, replaces the stored headers.",
-    FieldKind.AUTH: "CLOUD_D authentication (CreateAwsBedrockAuth); replaces the stored auth wholesale.",
-    FieldKind.OBJECT: "A JSON object.",
-    FieldKind.PRESETS: "Request presets; replace the stored presets, matched by name.",
-}
-
-
 def _field_doc(f: ConfigField) -> str:
-    parts = [_FIELD_DOCS[f.kind]]
+    parts = [f.behaviour.docs]
     if f.https:
         parts.append("Must be https://.")
     if f.required_on_create:
@@ -321,7 +309,8 @@ class Preset(Strict):
 
 
 #: The annotation of each kind of provider-table field (a string gets its checks in ``_field_type``;
-#: the CLOUD_D auth, generated from the table below, is looked up there).
+#: the CLOUD_D auth, generated from the table below, is looked up there). Keyed by kind here, not in
+#: the kinds' behaviours (``reconciler.fieldkinds``): these are manifest models, above that layer.
 _FIELD_TYPES: Mapping[FieldKind, Any] = {
     FieldKind.BOOL: bool, FieldKind.STRING: str, FieldKind.STRING_LIST: list[NonEmpty], FieldKind.SECRET: Secret,
     FieldKind.HEADERS: Headers, FieldKind.OBJECT: JsonObject, FieldKind.PRESETS: list[Preset],
@@ -330,8 +319,8 @@ _FIELD_TYPES: Mapping[FieldKind, Any] = {
 
 def _field_type(f: ConfigField) -> Any:
     """The annotation of one provider-table field."""
-    t: Any = AUTH if f.kind is FieldKind.AUTH else _FIELD_TYPES[f.kind]
-    if f.kind is FieldKind.STRING:
+    t: Any = AUTH if f.behaviour.modes is not None else _FIELD_TYPES[f.kind]
+    if t is str:
         checks: list[Any] = [StringConstraints(min_length=1)]
         if f.https:
             checks += [AfterValidator(_https)]

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import MISSING
 
+from reconciler.fieldkinds import ABSENT
 from reconciler.kinds import INTEGRATION
 from reconciler.model import DesiredResource, LiveEvaluator, LiveState
 from reconciler.plan.changes import nested_changes, source_in
@@ -22,7 +23,7 @@ from reconciler.plan.context import (
     evaluator_doc,
     plain,
 )
-from reconciler.plan.liveview import ABSENT, ResourceDiff, found_in_space
+from reconciler.plan.liveview import ResourceDiff, found_in_space
 from reconciler.plan.model import REF_RE, Change, has_ref, ref
 from reconciler.plan.steps import KindSteps
 from reconciler.providers import visible_from

@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
+from reconciler.fieldkinds import ABSENT
 from reconciler.manifests.ignores import address_matches, path_matches
 from reconciler.manifests.models import IDENTITY_FIELDS, document_of
 from reconciler.model import DesiredResource, LiveState, Ownership
-from reconciler.plan.liveview import ABSENT, FieldEdit
+from reconciler.plan.liveview import FieldEdit
 from reconciler.plan.model import Ignored
 from reconciler.plan.registry import resource_diff
 

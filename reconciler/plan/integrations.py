@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import MISSING
 
 from reconciler.essence import integration_essence
+from reconciler.fieldkinds import Verdict
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveIntegration, LiveState
 from reconciler.plan.changes import nested_changes, source_in
@@ -33,7 +34,7 @@ from reconciler.plan.context import (
 from reconciler.plan.liveview import _integration
 from reconciler.plan.model import SENSITIVE, Change, Operation
 from reconciler.plan.steps import KindSteps
-from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
+from reconciler.providers import AGENT_FIELDS, PROVIDERS, ConfigField
 
 COLLECTION = "/v2/integrations"
 
@@ -195,6 +196,9 @@ def config_fields(doc: LlmIntegration | AgentIntegration) -> Mapping[str, Config
 
 def _config_patch(r: DesiredResource, ctx: Planning, lcfg: Mapping[str, Any], secrets: dict[str, str],
                   changes: list[Change]) -> dict[str, Any]:
+    """What the PATCH's config carries: each declared field its kind's ``compare`` finds differing,
+    or (write-only, present live: it cannot be compared) one ``--rotate``/``--since`` resends;
+    the others are recorded as unverified."""
     doc = integration_doc(r)
     fields = config_fields(doc)
     out: dict[str, Any] = {}
@@ -203,153 +207,34 @@ def _config_patch(r: DesiredResource, ctx: Planning, lcfg: Mapping[str, Any], se
         if f is None:
             continue  # provider (checked above) or a field the validator already refused
         path = f"config.{name}"
-        if f.kind is FieldKind.SECRET:
-            send, before = _secret_decision(r, ctx, path, want, bool(lcfg.get(f.read_name)))
-            if send:
-                out[name] = to_body(want, f"/config/{name}", secrets)
-                changes.append(change(r, path, before, shown(want)))
-        elif f.kind is FieldKind.HEADERS:
-            if _headers_differ(r, ctx, path, want, lcfg, f):
-                out[name] = to_body(want, f"/config/{name}", secrets) if want else None
-                changes.append(change(r, path, _live_headers(lcfg, f), shown(want) if want else None))
-        elif f.kind is FieldKind.AUTH:
-            if _auth_differs(r, ctx, want, lcfg.get("auth") or {}):
-                out[name] = to_body(want, f"/config/{name}", secrets)
-                changes.extend(nested_changes(_auth_view(lcfg.get("auth") or {}), shown(want), path,
-                                              source_in(r)))
-        elif f.kind is FieldKind.PRESETS:
-            merged = _presets_patch(want or [], lcfg.get("request_presets") or [])
-            if merged is not None:
-                out[name] = merged
-                by_name = {p.get("name"): _preset_view(p) for p in lcfg.get("request_presets") or []}
-                changes.extend(nested_changes(by_name, {p["name"]: _preset_view(p) for p in merged}, path,
-                                              source_in(r, _preset_index(want or []))))
+        kind = f.behaviour
+        verdict = kind.compare(f, want, lcfg)
+        if verdict is Verdict.SAME:
+            continue
+        if verdict is Verdict.HIDDEN and not (ctx.options.rotates(r.address) or ctx.options.resends(r.address, path)):
+            what = kind.hidden(f)
+            ctx.unverified.append(f"{r.address}: {path}" + (f" ({what})" if what else ""))
+            continue
+        sent = kind.body(f, want, lcfg)
+        out[name] = to_body(sent, f"/config/{name}", secrets)
+        before, after = kind.before(f, lcfg, SENSITIVE), kind.view(shown(sent))
+        if kind.write_only or not (isinstance(before, dict) and isinstance(after, dict)):
+            changes.append(change(r, path, before, after))
         else:
-            have = lcfg.get(f.read_name)
-            if (f.kind is FieldKind.STRING_LIST and isinstance(want, list) and isinstance(have, list)
-                    and sorted(map(str, want)) == sorted(map(str, have))):
-                continue  # model_names: a set of models; an order the service returns is no change
-            if want != have:
-                out[name] = want
-                if isinstance(want, dict) and isinstance(have, dict):
-                    changes.extend(nested_changes(have, want, path, source_in(r)))
-                else:
-                    changes.append(change(r, path, have, want))
+            changes.extend(nested_changes(before, after, path, source_in(r, _by_index(path, kind.indexes(want)))))
     return out
 
 
-def _preset_index(presets: list[Any]) -> Callable[[str], str]:
+def _by_index(field: str, index: Mapping[Any, int]) -> Callable[[str], str]:
     """Plan paths name a preset (``config.request_presets.cold.config``); the manifest numbers them."""
-    index = {p.get("name"): i for i, p in enumerate(presets) if isinstance(p, dict)}
-
     def rename(path: str) -> str:
-        head, _, rest = path.partition("config.request_presets.")
+        head, _, rest = path.partition(field + ".")
         if head or not rest:
             return path
         name, dot, tail = rest.partition(".")
         i = index.get(name)
-        return path if i is None else f"config.request_presets.{i}{dot}{tail}"
+        return path if i is None else f"{field}.{i}{dot}{tail}"
     return rename
-
-
-def _secret_decision(r: DesiredResource, ctx: Planning, path: str, want: Any, live_has: bool) -> tuple[bool, Any]:
-    """(send it?, what the plan shows as before)."""
-    before = SENSITIVE if live_has else None
-    if want is None:
-        return live_has, before
-    if not live_has or ctx.options.rotates(r.address) or ctx.options.resends(r.address, path):
-        return True, before
-    ctx.unverified.append(f"{r.address}: {path}")
-    return False, before
-
-
-def _live_headers(lcfg: Mapping[str, Any], f: ConfigField) -> Any:
-    if f.read_name == "has_headers":
-        return SENSITIVE if lcfg.get("has_headers") else None
-    names = lcfg.get(f.read_name) or []
-    return {n: SENSITIVE for n in sorted(names)} or None
-
-
-def _headers_differ(r: DesiredResource, ctx: Planning, path: str, want: Any, lcfg: Mapping[str, Any],
-                    f: ConfigField) -> bool:
-    if f.read_name == "has_headers":  # AGENT: only presence is visible
-        have_any = bool(lcfg.get("has_headers"))
-        if not want:
-            return have_any
-        if not have_any or ctx.options.rotates(r.address) or ctx.options.resends(r.address, path):
-            return True
-        ctx.unverified.append(f"{r.address}: {path} (values; only presence is visible)")
-        return False
-    have_names = sorted(lcfg.get(f.read_name) or [])
-    want_names = sorted((want or {}).keys())
-    if want_names != have_names:
-        return True
-    if want_names and (ctx.options.rotates(r.address) or ctx.options.resends(r.address, path)):
-        return True
-    if want_names:
-        ctx.unverified.append(f"{r.address}: {path} (values)")
-    return False
-
-
-def _auth_view(auth: Mapping[str, Any]) -> dict[str, Any]:
-    """The live auth as the plan shows it: write-side names, secrets masked."""
-    out: dict[str, Any] = {}
-    for k, v in auth.items():
-        if k == "has_api_key":
-            out["api_key"] = SENSITIVE if v else None
-        elif k == "header_names":
-            out["headers"] = {n: SENSITIVE for n in v or []}
-        else:
-            out[k] = v
-    return out
-
-
-def _auth_differs(r: DesiredResource, ctx: Planning, want: Mapping[str, Any], have: Mapping[str, Any]) -> bool:
-    mode = AUTH_MODES.get(str(want.get("auth_type")))
-    if mode is None or have.get("auth_type") != want.get("auth_type"):
-        return True
-    has_secret = False
-    for name, f in mode.fields.items():
-        value = want.get(name)
-        if f.kind is FieldKind.SECRET:
-            if not have.get("has_api_key"):
-                return True
-            has_secret = True
-        elif f.kind is FieldKind.HEADERS:
-            if sorted((value or {}).keys()) != sorted(have.get("header_names") or []):
-                return True
-            has_secret = has_secret or bool(value)
-        elif value != have.get(name):
-            return True  # omitted fields of auth are cleared by the API, so omitted compares as null
-    if has_secret:
-        if ctx.options.rotates(r.address) or ctx.options.resends(r.address, "config.auth"):
-            return True
-        ctx.unverified.append(f"{r.address}: config.auth (secret values)")
-    return False
-
-
-def _preset_view(p: Mapping[str, Any]) -> dict[str, Any]:
-    return {"description": p.get("description"), "config": p.get("config")}
-
-
-def _presets_patch(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
-    """The full preset list to send, or None when live already matches. Presets compare by name;
-    a description the manifest omits is unmanaged, so the live one is sent back unchanged."""
-    live_by_name = {p.get("name"): p for p in have}
-    out: list[dict[str, Any]] = []
-    differs = {p.get("name") for p in want} != set(live_by_name)
-    for p in want:
-        live = live_by_name.get(p["name"])
-        item: dict[str, Any] = {"name": p["name"]}
-        if "description" in p:
-            item["description"] = p["description"]
-        elif live is not None and live.get("description") is not None:
-            item["description"] = live.get("description")
-        item["config"] = p.get("config", {})
-        if live is None or item.get("description") != live.get("description") or item["config"] != live.get("config"):
-            differs = True
-        out.append(item)
-    return out if differs else None
 
 
 def _pin(obj: LiveIntegration, live: LiveState) -> list[Any]:

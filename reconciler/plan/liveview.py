@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from pydantic import MISSING
@@ -23,21 +22,7 @@ from pydantic import MISSING
 from reconciler.manifests.models import AgentIntegration, LlmIntegration
 from reconciler.model import DesiredResource, LiveState
 from reconciler.plan.context import integration_doc, plain
-from reconciler.providers import AGENT_FIELDS, AUTH_MODES, PROVIDERS, ConfigField, FieldKind
-
-
-class _Absent(Enum):
-    """A field live does not have: the edit removes it from the manifest (it becomes unmanaged)."""
-
-    ABSENT = "ABSENT"
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-    __str__ = __repr__  # as a plain object's str: its repr
-
-
-ABSENT: Any = _Absent.ABSENT
+from reconciler.providers import AGENT_FIELDS, PROVIDERS, ConfigField
 
 
 @dataclass(frozen=True)
@@ -137,32 +122,10 @@ def _integration(r: DesiredResource, live: LiveState, out: ResourceDiff) -> None
         if f is None:
             continue
         path = f"config.{name}"
-        if f.kind is FieldKind.SECRET:
-            if want is not None and not lcfg.get(f.read_name):
-                out.notes.append(f"{r.address}: {path} is write-only: live has none (not written; plan sends it)")
-            elif want is None and lcfg.get(f.read_name):
-                out.notes.append(f"{r.address}: {path} is write-only: live has one (not written)")
-        elif f.kind is FieldKind.HEADERS:
-            if f.read_name == "has_headers":
-                if bool(want) != bool(lcfg.get("has_headers")):
-                    out.notes.append(f"{r.address}: {path} is write-only: live "
-                                     + ("has headers" if lcfg.get("has_headers") else "has none") + " (not written)")
-            elif sorted((want or {}).keys()) != sorted(lcfg.get(f.read_name) or []):
-                out.notes.append(f"{r.address}: {path} is write-only: the live header names are "
-                                 f"{sorted(lcfg.get(f.read_name) or [])} (values cannot be read; not written)")
-        elif f.kind is FieldKind.AUTH:
-            _auth(r, path, want, lcfg.get("auth") or {}, out)
-        elif f.kind is FieldKind.PRESETS:
-            new = _presets(want or [], lcfg.get("request_presets") or [])
-            if new is not None:
-                _set(out, path, want, new)
-        else:
-            have = lcfg.get(f.read_name, ABSENT)
-            if f.kind is FieldKind.STRING_LIST and isinstance(want, list) and isinstance(have, list) \
-                    and sorted(map(str, want)) == sorted(map(str, have)):
-                continue
-            if want != have:
-                _set(out, path, want, have)
+        pulled = f.behaviour.pulled(f, want, lcfg)  # what makes the planner's compare of it the same
+        for below, old, new in pulled.edits:
+            _set(out, path + below, old, new)
+        out.notes.extend(f"{r.address}: {path}{note}" for note in pulled.notes)
 
 
 def _scopings(want: list[dict[str, Any]], live: LiveState, have: list[dict[str, Any]], out: ResourceDiff) -> None:
@@ -190,52 +153,3 @@ def _scopings(want: list[dict[str, Any]], live: LiveState, have: list[dict[str, 
     _set(out, "scopings", want, new)
 
 
-def _auth(r: DesiredResource, path: str, want: Mapping[str, Any], have: Mapping[str, Any], out: ResourceDiff) -> None:
-    mode = AUTH_MODES.get(str(want.get("auth_type")))
-    if mode is None or have.get("auth_type") != want.get("auth_type"):
-        out.notes.append(f"{r.address}: {path}.auth_type is {have.get('auth_type')} live; its secrets cannot be "
-                         "read, so the auth is not written")
-        return
-    for name, f in mode.fields.items():
-        if f.kind is FieldKind.SECRET:  # as the planner compares them: it sends the auth for these
-            if not have.get(f.read_name):
-                out.notes.append(f"{r.address}: {path}.{name} is write-only: live has none (not written; plan sends it)")
-            continue
-        if f.kind is FieldKind.HEADERS:
-            live_names = sorted(have.get(f.read_name) or [])
-            if sorted((want.get(name) or {}).keys()) != live_names:
-                out.notes.append(f"{r.address}: {path}.{name} is write-only: the live header names are {live_names} "
-                                 "(values cannot be read; not written)")
-            continue
-        value = want.get(name, ABSENT)
-        live_value = have.get(name)
-        if (None if value is ABSENT else value) != live_value:
-            _set(out, f"{path}.{name}", value, ABSENT if live_value is None and value is ABSENT else live_value)
-
-
-def _presets(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
-    """The declared presets as live has them (declared order kept, new ones appended), or None."""
-    by_name = {p.get("name"): p for p in have}
-    out: list[dict[str, Any]] = []
-    differs = {p.get("name") for p in want} != set(by_name)
-    for p in want:
-        lp = by_name.get(p["name"])
-        if lp is None:
-            continue
-        item = dict(p)
-        if "description" in p and p["description"] != lp.get("description"):
-            item["description"] = lp.get("description")
-            differs = True
-        if p.get("config", {}) != lp.get("config"):
-            item["config"] = lp.get("config")
-            differs = True
-        out.append(item)
-    declared = {p.get("name") for p in want}
-    for lp in have:
-        if lp.get("name") not in declared:
-            item = {"name": lp.get("name")}
-            if lp.get("description") is not None:
-                item["description"] = lp.get("description")
-            item["config"] = lp.get("config")
-            out.append(item)
-    return out if differs else None

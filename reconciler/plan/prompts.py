@@ -7,11 +7,12 @@ from typing import Any
 
 from pydantic import MISSING
 
+from reconciler.fieldkinds import ABSENT
 from reconciler.manifests.models import Message, PromptVersion
 from reconciler.model import DesiredResource, LivePrompt, LiveState, PromptVersionObject
 from reconciler.plan.changes import nested_changes, source_in
 from reconciler.plan.context import KindPlan, PlanInput, Planning, change, creation_changes, plain, prompt_doc
-from reconciler.plan.liveview import ABSENT, ResourceDiff, found_in_space
+from reconciler.plan.liveview import ResourceDiff, found_in_space
 from reconciler.plan.model import ref
 from reconciler.plan.steps import KindSteps
 

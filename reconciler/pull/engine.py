@@ -33,11 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import ManifestError
+from reconciler.fieldkinds import ABSENT
 from reconciler.kinds import PROMPT, RESTRICTION
 from reconciler.manifests.ignores import path_matches
 from reconciler.model import DesiredResource, LiveState, ManifestSet, Source
 from reconciler.plan.ignore import Rule, rules_for, take_live
-from reconciler.plan.liveview import ABSENT, ExamplesEdit, FieldEdit
+from reconciler.plan.liveview import ExamplesEdit, FieldEdit
 from reconciler.plan.registry import resource_diff
 from reconciler.plan.restrictions import restrictions_unseen
 from reconciler.pull.yamledit import Doc, EditError, Node, YamlFile

@@ -10,6 +10,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from reconciler.fieldkinds import ABSENT
 from reconciler.model import (
     DatasetObject,
     DesiredResource,
@@ -23,7 +24,7 @@ from reconciler.model import (
     PromptVersionObject,
     SecretRef,
 )
-from reconciler.plan.liveview import ABSENT, ExamplesEdit
+from reconciler.plan.liveview import ExamplesEdit
 from reconciler.plan.planner import make_plan
 from reconciler.plan.registry import resource_diff
 from reconciler.plan.render import render_json

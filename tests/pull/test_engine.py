@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 
 from reconciler.cli.main import main
 from reconciler.emulator.core import Emulator, EmulatorSettings
-from reconciler.plan.liveview import ABSENT
+from reconciler.fieldkinds import ABSENT
 from reconciler.pull.engine import Conflict, Edit, NotWritten, PullResult, Tree
 from tests.pull.helpers import ENV, UI, Cli, ui, ui_on
 
