@@ -29,7 +29,7 @@ import os
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -517,10 +517,31 @@ def keep() -> None:
     RESULTS.write_text(results_text(results), encoding="utf-8")
 
 
-def pending(modules: Iterable[str]) -> list[str]:
+def explained(modules: Iterable[str]) -> set[str]:
+    """The surviving mutants of ``modules`` recorded as equivalent, found by the text ``mutants/``
+    shows them with (none on a machine where mutmut has not made them yet)."""
+    chosen = set(modules)
+    equivalents = load_equivalents()
+    cache: dict[str, list[str]] = {}
+
+    def diff(mutant: str) -> list[str]:
+        if mutant not in cache:
+            cache[mutant] = diff_of(mutant)
+        return cache[mutant]
+
+    out: set[str] = set()
+    for path, r in load_results().items():
+        if path in chosen and r.survived and (ROOT / "mutants" / path).exists():
+            keys = mutant_keys(r.survived, [*r.killed, *r.survived, *r.unchecked], diff)
+            out |= {m for m, key in keys.items() if key in equivalents}
+    return out
+
+
+def pending(modules: Iterable[str], skip: Collection[str] = ()) -> list[str]:
     """What ``mutmut run`` is given to check: of each module, the mutants in scope not killed yet
-    (never run, surviving, or with no test): a function none of whose mutants is killed by its
-    glob, the others by name. A module ``mutants/`` has no results of: all its mutants."""
+    (never run, surviving, or with no test) and not in ``skip`` (``explained``): a function none
+    of whose mutants is killed by its glob, the others by name. A module ``mutants/`` has no
+    results of: all its mutants."""
     names: list[str] = []
     for path in modules:
         meta = _meta_path(path)
@@ -532,7 +553,7 @@ def pending(modules: Iterable[str]) -> list[str]:
             if in_scope(path, mutant):
                 by_function.setdefault(_natural(mutant)[0], []).append((mutant, code))
         for base, mutants in sorted(by_function.items()):
-            left = sorted((m for m, code in mutants if code not in KILLED), key=_natural)
+            left = sorted((m for m, code in mutants if code not in KILLED and m not in skip), key=_natural)
             names += [f"{base}__mutmut_*"] if left and len(left) == len(mutants) else left
     return names
 
@@ -543,7 +564,7 @@ def run(modules: list[str], max_children: int, *, again: bool = False) -> int:
     restored = restore()
     if restored:
         print(f"results of {len(restored)} modules restored from {RESULTS.relative_to(ROOT)}")
-    names = globs(modules) if again else pending(modules)
+    names = globs(modules) if again else pending(modules, skip=explained(modules))
     if not names:
         print("every mutant in scope of these modules is killed; --again runs them all")
         return 0

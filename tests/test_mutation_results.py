@@ -79,3 +79,11 @@ def test_a_run_checks_what_is_not_killed_yet_a_whole_function_by_its_glob(root: 
     ]
     telemetry = "reconciler/telemetry.py"
     assert report.pending([telemetry]) == report.globs([telemetry])  # no results: all of it
+
+
+def test_a_survivor_recorded_equivalent_is_not_run_again(root: Path) -> None:
+    meta = root / "mutants" / (LIMIT + ".meta")
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps(META))
+    assert f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_2" not in report.pending(
+        [LIMIT], skip={f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_2"})
