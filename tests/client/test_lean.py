@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import resource
+import select
 import socket
 import socketserver
 import ssl
@@ -213,6 +216,12 @@ def test_a_chunked_answer_is_joined() -> None:
 
 
 def test_a_connection_the_server_closed_while_idle_is_not_used_again() -> None:
+    assert closed_while_idle() == (200, 200, 2)
+
+
+def closed_while_idle() -> tuple[int, int, int]:
+    """Two requests with a pause between, in which the server closes the kept connection: the two
+    statuses and the connections the server saw (2: the closed one was not used again)."""
     server = Server(lambda s: ok(), close_idle_after=0.05)
     with server:
         client = lean(server)
@@ -221,8 +230,23 @@ def test_a_connection_the_server_closed_while_idle_is_not_used_again() -> None:
             time.sleep(0.3)
             second = runner.run(client.request("GET", "/v2/x"))
             runner.run(client.aclose())
-    assert first.status_code == second.status_code == 200
-    assert server.connections == 2
+    return first.status_code, second.status_code, server.connections
+
+
+def test_where_there_is_no_poll_an_idle_connection_is_checked_with_select(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(select, "poll")
+    assert closed_while_idle() == (200, 200, 2)
+
+
+def test_an_idle_connection_whose_descriptor_is_past_select_s_limit_is_checked_too() -> None:
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 1200:
+        pytest.skip("the limit on open files is under 1200 here")
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]  # the sockets get numbers past 1024
+    try:
+        assert closed_while_idle() == (200, 200, 2)
+    finally:
+        for fd in held:
+            os.close(fd)
 
 
 def test_a_connection_dropped_mid_answer_is_a_protocol_error() -> None:
