@@ -233,9 +233,22 @@ def closed_while_idle() -> tuple[int, int, int]:
     return first.status_code, second.status_code, server.connections
 
 
-def test_where_there_is_no_poll_an_idle_connection_is_checked_with_select(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_where_there_is_no_poll_an_idle_connection_is_checked_with_select_without_waiting(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float | None] = []
+    real = select.select
+
+    def checked(r: Any, w: Any, x: Any, timeout: float | None = None) -> Any:
+        waits.append(timeout)
+        return real(r, w, x, timeout)
+
     monkeypatch.delattr(select, "poll")
+    monkeypatch.setattr(select, "select", checked)
     assert closed_while_idle() == (200, 200, 2)
+    with Server(lambda s: ok()) as server:  # kept open: nothing to read, the check must not wait for it
+        answers = run(lean(server), get(), get(), get())
+    assert [a.status_code for a in answers] == [200] * 3 and server.connections == 1
+    assert waits and set(waits) == {0}
 
 
 def test_an_idle_connection_whose_descriptor_is_past_select_s_limit_is_checked_too() -> None:
