@@ -388,7 +388,7 @@ def compared_documents(spec: KindSpec, objects: Mapping[tuple[str, str], Any], s
 def account_documents(spec: KindSpec, objects: Mapping[tuple[str, str], Any]) -> list[dict[str, Any]]:
     """The export of an account-wide kind without one of its own: each live object (an ``ApiObject``)
     as a document of its name and its ``compared`` fields (``KindSpec.compared``, its identity's
-    among them), in the order of its identity; a field the API left out, or null, is left out."""
+    among them), sorted by identity; a field the API left out, or null, is left out."""
     docs = []
     for _, obj in sorted(objects.items()):
         fields = obj.raw()

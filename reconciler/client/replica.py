@@ -64,7 +64,7 @@ def account_of(live: LiveState, desired: ManifestSet | None = None, *,
     }
     for spec in KIND_SPECS.values():
         copy = COPIES.get(spec.name)
-        account[spec.table] = copy(copying) if copy is not None else copied_as_read(spec, live)
+        account[spec.table] = copy(copying) if copy is not None else copied_as_read(spec, live.table(spec.name))
     lines = [f"{n} {what}" for what, n in copying.unknown.items()]
     lines.append("resources in spaces the manifests do not name are not copied")
     lines.append("only the resource restrictions the key can list are copied, and the replica writes as an admin "
@@ -72,10 +72,9 @@ def account_of(live: LiveState, desired: ManifestSet | None = None, *,
     return Replica(account, lines)
 
 
-def copied_as_read(spec: KindSpec, live: LiveState) -> list[dict[str, Any]]:
-    """A kind read whole by its list: each live object (an ``ApiObject``) as the API answered it,
-    with its ``space_id`` for a spaced kind (its table's key)."""
-    table = live.table(spec.name)
+def copied_as_read(spec: KindSpec, table: Mapping[tuple[str, str], Any]) -> list[dict[str, Any]]:
+    """The copy of a kind read whole by its list: each live object of its table (an ``ApiObject``) as
+    the API answered it, with its ``space_id`` for a spaced kind (the first of its key)."""
     if spec.spaced:
         return [{**obj.raw(), "space_id": space_id} for (space_id, _), obj in table.items()]
     return [obj.raw() for obj in table.values()]
@@ -86,7 +85,7 @@ def _integrations(c: _Copying) -> list[dict[str, Any]]:
     if secrets:
         c.note("write-only values (API keys, header values) hold placeholders: a wrong key or token is not caught",
                secrets)
-    return copied_as_read(INTEGRATION, c.live)
+    return copied_as_read(INTEGRATION, c.live.integrations)
 
 
 def _prompts(c: _Copying) -> list[dict[str, Any]]:
