@@ -241,24 +241,23 @@ def minimum_requests(live: LiveState, scope: ReadScope) -> int:
     """The requests ``read_live`` needs for the state it returned when every page is full (the
     module docstring's formula). A service that filters pages after reading them (resource
     restrictions) can make the real number larger, never smaller."""
-    pages = _pages
-    total = pages(len(live.spaces)) + pages(len(live.organizations))
+    total = _pages(len(live.spaces)) + _pages(len(live.organizations))
     total += sum(account_read(kind).requests(live) for kind in ACCOUNT_WIDE)
     space_ids = {sid for s in scope.spaces if (sid := live.space_id(s)) is not None}
     kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
     for sid in space_ids:
         for kind in kinds:
-            total += pages(sum(1 for s, _ in live.table(kind) if s == sid))
+            total += _pages(sum(1 for s, _ in live.table(kind) if s == sid))
     for key in _declared(live, scope.prompts):
         if key in live.prompts:
-            total += pages(live.prompts[key].version_count or 0)
+            total += _pages(live.prompts[key].version_count or 0)
     for key in _declared(live, scope.datasets):
         if key in live.datasets:
             d = live.datasets[key]
-            total += pages(len(d.examples or []) + len(d.matched or {}), EXAMPLES_LIMIT)
+            total += _pages(len(d.examples or []) + len(d.matched or {}), EXAMPLES_LIMIT)
     for key in _declared(live, scope.retention):
         if key in live.datasets:
-            total += pages(len(live.datasets[key].experiments or []))
+            total += _pages(len(live.datasets[key].experiments or []))
     total += sum(1 for key in _declared(live, scope.evaluators) if key in live.evaluators)
     return total
 
