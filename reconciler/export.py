@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -232,10 +233,10 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         write("ownership.yaml", [{"kind": "Ownership", "name": "-".join(chosen), "spaces": list(chosen),
                                   "integrations": sorted({glob.escape(str(d["name"])) for d in integrations})}])
     else:  # restrictions (projects, dashboards) are account-wide: a space's export leaves them to their owner
-        for kind in ACCOUNT_WIDE:  # integrations above: the secrets, the notes, the evaluators' use
-            if not KIND_SPECS[kind].secrets:
-                write(f"{KIND_SPECS[kind].table}.yaml", EXPORTS[kind](live))
-    space_dirs = Unique({"integrations.yaml", "restrictions.yaml", "ownership.yaml", "secrets.env.example"})
+        for kind, documents in _account_wide().items():  # integrations above: the secrets, the notes, their use
+            write(f"{KIND_SPECS[kind].table}.yaml", documents(live))
+    space_dirs = Unique({*(f"{KIND_SPECS[k].table}.yaml" for k in ACCOUNT_WIDE), "ownership.yaml",
+                         "secrets.env.example"})
     for space in chosen:
         sid = live.space_id(space)
         if sid is None:
@@ -295,7 +296,7 @@ def _used_integrations(live: LiveState, spaces: list[str]) -> set[str]:
 
 def _all_addresses(live: LiveState, spaces: list[str]) -> list[str]:
     found = [f"{INTEGRATION.name}/{name}" for (_, name) in live.integrations]
-    found += [address_of(doc) for doc in restriction_manifests(live)]
+    found += [address_of(doc) for documents in _account_wide().values() for doc in documents(live)]
     for spec in KIND_SPECS.values():
         if spec.spaced:
             found += [f"{spec.name}/{live.space_name(sid)}/{name}" for (sid, name) in live.table(spec.name)
@@ -384,6 +385,30 @@ def compared_documents(spec: KindSpec, objects: Mapping[tuple[str, str], Any], s
     return docs
 
 
+def account_documents(spec: KindSpec, objects: Mapping[tuple[str, str], Any]) -> list[dict[str, Any]]:
+    """The export of an account-wide kind without one of its own: each live object (an ``ApiObject``)
+    as a document of its name and its ``compared`` fields (``KindSpec.compared``, its identity's
+    among them), sorted by identity; a field the API left out, or null, is left out."""
+    docs = []
+    for _, obj in sorted(objects.items()):
+        fields = obj.raw()
+        written = {f: fields[f] for f in spec.compared if f != "name" and fields.get(f) is not None}
+        docs.append({"kind": spec.name, "name": fields["name"], **written})
+    return docs
+
+
+def _account_wide() -> dict[str, Callable[[LiveState], list[dict[str, Any]]]]:
+    """What an account's export writes, one file per account-wide kind without secrets (the
+    integrations are written on their own): those of ``ACCOUNT_EXPORTS``, then the others'
+    (``account_documents``)."""
+    return {**ACCOUNT_EXPORTS, **{k: partial(_as_account_documents, KIND_SPECS[k]) for k in ACCOUNT_WIDE
+                                  if k not in ACCOUNT_EXPORTS and not KIND_SPECS[k].secrets}}
+
+
+def _as_account_documents(spec: KindSpec, live: LiveState) -> list[dict[str, Any]]:
+    return account_documents(spec, live.table(spec.name))
+
+
 def _as_compared(kind: str) -> SpacedExport:
     return lambda live, sid, space, *_: compared_documents(KIND_SPECS[kind], live.table(kind), sid, space)
 
@@ -398,7 +423,10 @@ def _by_space() -> dict[str, SpacedExport]:
 #: order (``prompts.yaml``...).
 SPACED_EXPORTS: Mapping[str, SpacedExport] = {
     "Prompt": _prompts, "Evaluator": _evaluators, "Dataset": _datasets}
+#: What an account's export writes of the account-wide kinds with an export of their own, one file per
+#: kind (``restrictions.yaml``).
+ACCOUNT_EXPORTS: Mapping[str, Callable[[LiveState], list[dict[str, Any]]]] = {
+    "ResourceRestriction": restriction_manifests}
 #: The kinds with an export of their own (``reconciler.kinds``): the account-wide ones, then the spaced
-#: (any other spaced kind is exported by ``compared_documents``).
-EXPORTS: Mapping[str, Callable[..., Any]] = {
-    "Integration": integration_manifest, "ResourceRestriction": restriction_manifests, **SPACED_EXPORTS}
+#: (any other kind is exported by its compared fields: ``account_documents``, ``compared_documents``).
+EXPORTS: Mapping[str, Callable[..., Any]] = {"Integration": integration_manifest, **ACCOUNT_EXPORTS, **SPACED_EXPORTS}

@@ -55,7 +55,8 @@ class KindSpec:
     create (a POST to ``collection``) is found out (``Recovery``). compared: the fields of a live
     object of this kind a comparison reads (its ``reconciler.essence``), when they are top-level
     fields taken as they are; a kind whose essence is more (an integration's config) has a function
-    of its own there. Export writes them for a spaced kind without an export of its own.
+    of its own there. Export writes them for a kind without an export of its own (an account-wide
+    kind's: its ``name`` and its identity's fields among them, as the API names them).
     """
 
     name: str

@@ -27,7 +27,7 @@ from reconciler.apply.naming import Namer
 from reconciler.apply.resolve import _with_pointer
 from reconciler.client.replica import account_of, open_replica
 from reconciler.client.settings import DEFAULT_PARALLELISM
-from reconciler.emulator.seeding import PLACEHOLDER
+from reconciler.emulator.integrations import PLACEHOLDER
 from reconciler.errors import ReconcilerError
 from reconciler.kinds import DATASET
 from reconciler.model import LiveState, ManifestSet

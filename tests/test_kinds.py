@@ -15,7 +15,6 @@ from reconciler.kinds import (
     KIND_SPECS,
     KINDS,
     PRUNE_ORDER,
-    SPACED_KINDS,
 )
 from reconciler.model import LIVE_TYPES, LiveState, ReadScope
 
@@ -129,6 +128,9 @@ def test_the_orders_derive_from_the_registry() -> None:
 def test_every_registered_kind_has_its_step_in_every_layer() -> None:
     """Adding a KindSpec without one of its steps fails here, naming the table that lacks it."""
     from reconciler.apply.confirm import REREADS
+    from reconciler.client.live import ACCOUNT_READS
+    from reconciler.client.replica import COPIES
+    from reconciler.emulator.app import KIND_MODULES, ROUTE_MODULES
     from reconciler.essence import ESSENCE_KINDS
     from reconciler.export import EXPORTS
     from reconciler.manifests.models import KIND_MODELS
@@ -136,19 +138,39 @@ def test_every_registered_kind_has_its_step_in_every_layer() -> None:
 
     assert tuple(KIND_MODELS) == DOCUMENT_KINDS
     tables = {"plan.registry.STEPS": STEPS, "model.LIVE_TYPES": LIVE_TYPES,
-              "client.live essence": dict.fromkeys(ESSENCE_KINDS),
-              # an account-wide kind is exported by its own function; a spaced one without one by its
-              # compared fields (export.compared_documents)
-              "export.EXPORTS": {**EXPORTS, **dict.fromkeys(SPACED_KINDS)}}
+              "client.live essence": dict.fromkeys(ESSENCE_KINDS), "emulator.app.KIND_MODULES": KIND_MODULES}
     missing = {name: sorted(set(KINDS) - set(table)) for name, table in tables.items() if set(KINDS) - set(table)}
     assert missing == {}
-    assert set(REREADS) <= set(KINDS)  # the others are read again by id (confirm._reread_object)
+    assert all(module in ROUTE_MODULES for module in KIND_MODULES.values())  # its routes are served
+    # the tables of the kinds that differ from a default: the others are read again by id
+    # (confirm._reread_object), read whole by their list (live.read_whole), exported as their compared
+    # fields (export.account_documents, export.compared_documents), copied as read (replica.copied_as_read)
+    for table in (REREADS, ACCOUNT_READS, EXPORTS, COPIES):
+        assert set(table) <= set(KINDS)
     live = LiveState()
     assert tuple(live.tables()) == KINDS
     for spec in KIND_SPECS.values():
         assert live.table(spec.name) is getattr(live, spec.table), spec.name  # the attribute the spec names
         if spec.spaced:
             assert spec.table in ReadScope.__dataclass_fields__, spec.name
+
+
+def test_an_account_wide_kind_without_an_export_of_its_own_is_exported_as_its_name_and_compared_fields() -> None:
+    """A new account-wide kind writes each live object as a document of its name and the fields its
+    comparison reads (its identity's among them), none the API added, none null, in identity order."""
+    from reconciler.export import account_documents
+    from reconciler.kinds import KindSpec
+    from reconciler.model import ApiObject
+
+    tag = KindSpec("Tag", spaced=False, identity=("group", "name"), table="tags", collection="/v2/tags",
+                   renamable=False, delete_rank=6, compared=("group", "name", "color"))
+    objects = {(fields["group"], fields["name"]): ApiObject.read({"id": f"T{i}", **fields})
+               for i, fields in enumerate([
+                   {"group": "priority", "name": "urgent", "color": "red", "created_at": "2026-01-01T00:00:00Z"},
+                   {"group": "area", "name": "billing", "color": None}])}
+    assert account_documents(tag, objects) == [
+        {"kind": "Tag", "name": "billing", "group": "area"},
+        {"kind": "Tag", "name": "urgent", "group": "priority", "color": "red"}]
 
 
 def test_a_spaced_kind_without_an_export_of_its_own_is_exported_as_its_compared_fields() -> None:

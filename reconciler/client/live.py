@@ -3,8 +3,9 @@
 
 Reads (every list at ``limit=100``, the API maximum, examples at 500; every page followed):
 
-1. Always: integrations ``?type=LLM`` and ``?type=AGENT``, spaces, organizations,
-   resource restrictions (unfiltered).
+1. Always: spaces, organizations, and each account-wide kind: integrations ``?type=LLM`` and
+   ``?type=AGENT``; any other kind (resource restrictions...) its whole list (``KindSpec.collection``,
+   unfiltered; ``ACCOUNT_READS`` holds the kinds read otherwise).
 2. For each space the manifests name (resolved by exact name, then id): the list of each spaced
    kind (``KindSpec.collection``, ``?space_id=``: prompts, datasets, evaluators), for the kinds the
    manifests use (every one when ``scope.kinds`` is empty). Every listed object is kept, declared
@@ -32,12 +33,13 @@ import asyncio
 import hashlib
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from reconciler.client.http import ApiClient, path_segment
 from reconciler.essence import same_example
-from reconciler.kinds import DATASET, EVALUATOR, KIND_SPECS, PROMPT
+from reconciler.kinds import ACCOUNT_WIDE, DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT
 from reconciler.model import (
     LIVE_TYPES,
     EvaluatorObject,
@@ -54,8 +56,8 @@ from reconciler.model import (
     PromptObject,
     PromptVersionObject,
     ReadScope,
-    RestrictionObject,
 )
+from reconciler.providers import INTEGRATION_TYPES
 
 LIST_LIMIT = 100
 EXAMPLES_LIMIT = 500
@@ -84,21 +86,9 @@ async def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | 
     live = LiveState()
     wanted: dict[tuple[str, str], tuple[str, list[Any]]] = {}
 
-    def integrations(asked: str) -> Task:
-        async def read() -> None:
-            for item in await client.paginate("/v2/integrations", "integrations", {"type": asked}, limit=LIST_LIMIT):
-                obj = LiveIntegration.read({"type": asked, **item}, "/v2/integrations")
-                live.integrations[(obj.type, obj.name)] = obj
-        return read
-
     async def organizations() -> None:
         live.organizations = [LiveOrganization.read(o, "/v2/organizations")
                               for o in await client.paginate("/v2/organizations", "organizations", limit=LIST_LIMIT)]
-
-    async def restrictions() -> None:
-        for item in await client.paginate("/v2/resource-restrictions", "resource_restrictions", limit=LIST_LIMIT):
-            obj = RestrictionObject.read(item, "/v2/resource-restrictions")
-            live.restrictions[(obj.resource_type, obj.resource_id)] = obj
 
     async def spaces() -> list[Task]:
         live.spaces = [LiveSpace.read(s, "/v2/spaces") for s in await client.paginate("/v2/spaces", "spaces", limit=LIST_LIMIT)]
@@ -110,7 +100,8 @@ async def read_live(client: ApiClient, scope: ReadScope, desired: ManifestSet | 
                     for name in ("prompts", "datasets", "retention", "evaluators")}
         return [_space_chain(client, live, declared, sid, kind, wanted) for sid in space_ids for kind in kinds]
 
-    await run_tasks([spaces, integrations("LLM"), integrations("AGENT"), organizations, restrictions])
+    account_wide = [task for kind in ACCOUNT_WIDE for task in account_read(kind).tasks(client, live)]
+    await run_tasks([spaces, organizations, *account_wide])
     after = client.stats.snapshot()
     live.requests = after.total_requests - before.total_requests
     live.retries = after.retries - before.retries
@@ -191,31 +182,82 @@ _FOLLOW: Mapping[str, Callable[..., list[Task]]] = {
         [_read_evaluator(client, evaluator)] if key in declared["evaluators"] else []}
 
 
+@dataclass(frozen=True)
+class AccountRead:
+    """How ``read_live`` reads an account-wide kind: its tasks (filling the kind's ``LiveState``
+    table), and the requests they make at least for the table they filled (``minimum_requests``)."""
+
+    tasks: Callable[[ApiClient, LiveState], list[Task]]
+    requests: Callable[[LiveState], int]
+
+
+def _pages(n: int, limit: int = LIST_LIMIT) -> int:
+    return max(1, math.ceil(n / limit))
+
+
+def read_whole(kind: str) -> AccountRead:
+    """An account-wide kind read whole by its list (``KindSpec.collection``): each object as its live
+    type (``model.LIVE_TYPES``), keyed by its identity's fields (``KindSpec.identity``, as the API
+    names them)."""
+    spec = KIND_SPECS[kind]
+    first, second = spec.identity
+
+    def tasks(client: ApiClient, live: LiveState) -> list[Task]:
+        async def read() -> None:
+            table = live.table(kind)
+            for item in await client.paginate(spec.collection, spec.list_key, limit=LIST_LIMIT):
+                obj = LIVE_TYPES[kind].read(item, spec.collection)
+                table[(str(item[first]), str(item[second]))] = obj
+        return [read]
+
+    return AccountRead(tasks, lambda live: _pages(len(live.table(kind))))
+
+
+def _integration_reads(client: ApiClient, live: LiveState) -> list[Task]:
+    def of_type(asked: str) -> Task:
+        async def read() -> None:
+            for item in await client.paginate(INTEGRATION.collection, INTEGRATION.list_key, {"type": asked},
+                                              limit=LIST_LIMIT):
+                obj = LiveIntegration.read({"type": asked, **item}, INTEGRATION.collection)
+                live.integrations[(obj.type, obj.name)] = obj
+        return read
+    return [of_type(t) for t in INTEGRATION_TYPES]  # one list per type (``?type=LLM``, ``?type=AGENT``)
+
+
+#: The account-wide kinds read otherwise than whole by their list (``read_whole``): the integrations,
+#: listed per type.
+ACCOUNT_READS: Mapping[str, AccountRead] = {
+    INTEGRATION.name: AccountRead(_integration_reads, lambda live: sum(
+        _pages(sum(1 for t, _ in live.integrations if t == asked)) for asked in INTEGRATION_TYPES)),
+}
+
+
+def account_read(kind: str) -> AccountRead:
+    """How ``read_live`` reads an account-wide kind: its entry of ``ACCOUNT_READS``, else ``read_whole``."""
+    return ACCOUNT_READS.get(kind) or read_whole(kind)
+
+
 def minimum_requests(live: LiveState, scope: ReadScope) -> int:
     """The requests ``read_live`` needs for the state it returned when every page is full (the
     module docstring's formula). A service that filters pages after reading them (resource
     restrictions) can make the real number larger, never smaller."""
-    def pages(n: int, limit: int = LIST_LIMIT) -> int:
-        return max(1, math.ceil(n / limit))
-
-    types = [t for t, _ in live.integrations]
-    total = pages(types.count("LLM")) + pages(types.count("AGENT"))
-    total += pages(len(live.spaces)) + pages(len(live.organizations)) + pages(len(live.restrictions))
+    total = _pages(len(live.spaces)) + _pages(len(live.organizations))
+    total += sum(account_read(kind).requests(live) for kind in ACCOUNT_WIDE)
     space_ids = {sid for s in scope.spaces if (sid := live.space_id(s)) is not None}
     kinds = [k for k in SPACED_LISTS if not scope.kinds or k in scope.kinds]
     for sid in space_ids:
         for kind in kinds:
-            total += pages(sum(1 for s, _ in live.table(kind) if s == sid))
+            total += _pages(sum(1 for s, _ in live.table(kind) if s == sid))
     for key in _declared(live, scope.prompts):
         if key in live.prompts:
-            total += pages(live.prompts[key].version_count or 0)
+            total += _pages(live.prompts[key].version_count or 0)
     for key in _declared(live, scope.datasets):
         if key in live.datasets:
             d = live.datasets[key]
-            total += pages(len(d.examples or []) + len(d.matched or {}), EXAMPLES_LIMIT)
+            total += _pages(len(d.examples or []) + len(d.matched or {}), EXAMPLES_LIMIT)
     for key in _declared(live, scope.retention):
         if key in live.datasets:
-            total += pages(len(live.datasets[key].experiments or []))
+            total += _pages(len(live.datasets[key].experiments or []))
     total += sum(1 for key in _declared(live, scope.evaluators) if key in live.evaluators)
     return total
 

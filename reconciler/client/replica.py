@@ -17,13 +17,14 @@ little as the emulator needs and said in ``Replica.unknown``:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.client.http import EMULATOR_BASE_URL, ApiClient, build_http_client
 from reconciler.client.live import wanted_examples
 from reconciler.client.settings import DEFAULT_PARALLELISM
+from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, KIND_SPECS, PROMPT, KindSpec
 from reconciler.model import LiveDataset, LivePrompt, LiveState, ManifestSet, PromptVersionObject
 
 #: What a version the read did not fetch says of itself in the replica.
@@ -38,50 +39,93 @@ class Replica:
     unknown: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Copying:
+    """What the copy of one kind's table reads besides ``live``, and what it notes it cannot know."""
+
+    live: LiveState
+    wanted: Mapping[tuple[str, str], tuple[str, list[Any]]]  # a keyed dataset's declared examples
+    examples_of: Collection[tuple[str, str]] | None
+    unknown: dict[str, int] = field(default_factory=dict)
+
+    def note(self, what: str, n: int = 1) -> None:
+        self.unknown[what] = self.unknown.get(what, 0) + n
+
+
 def account_of(live: LiveState, desired: ManifestSet | None = None, *,
                examples_of: Collection[tuple[str, str]] | None = None) -> Replica:
     """``live`` as plain API objects. ``desired`` rebuilds the examples a keyed read matched (not
-    kept in ``live``) for the datasets in ``examples_of`` (live keys; None: every dataset)."""
+    kept in ``live``) for the datasets in ``examples_of`` (live keys; None: every dataset). Each
+    kind's table is copied by its entry of ``COPIES``, else as read (``copied_as_read``)."""
+    copying = _Copying(live, wanted_examples(desired, live) if desired is not None else {}, examples_of)
     account: dict[str, list[dict[str, Any]]] = {
         "organizations": [o.raw() for o in live.organizations],
         "spaces": [s.raw() for s in live.spaces],
-        "integrations": [i.raw() for i in live.integrations.values()],
-        "prompts": [], "datasets": [], "evaluators": [], "experiments": [],
-        "restrictions": [r.raw() for r in live.restrictions.values()],
     }
-    unknown: dict[str, int] = {}
-
-    def note(what: str, n: int = 1) -> None:
-        unknown[what] = unknown.get(what, 0) + n
-
-    secrets = sum(1 for i in live.integrations.values() for _ in _write_only(i.config or {}))
-    if secrets:
-        note("write-only values (API keys, header values) hold placeholders: a wrong key or token is not caught",
-             secrets)
-    for (space_id, _), prompt in live.prompts.items():
-        account["prompts"].append({**prompt.prompt.raw(), "space_id": space_id, "versions": _prompt_versions(prompt)})
-        if prompt.latest is not None and (prompt.version_count or 1) > 1:
-            note("older prompt versions are copies of the latest (their content is not read)",
-                 (prompt.version_count or 1) - 1)
-    wanted = wanted_examples(desired, live) if desired is not None else {}
-    for key, dataset in live.datasets.items():
-        examples = list(dataset.examples or [])
-        if dataset.matched:
-            if key in wanted and (examples_of is None or key in examples_of):
-                examples += _rebuilt(dataset, *wanted[key])
-            else:
-                note("examples equal to their manifest and untouched by the plan are not copied", len(dataset.matched))
-        account["datasets"].append({**dataset.dataset.raw(), "space_id": key[0], "examples": examples})
-        for e in dataset.experiments or []:
-            account["experiments"].append({**e.raw(), "dataset_id": dataset.id})
-    for (space_id, _), evaluator in live.evaluators.items():
-        versions = [evaluator.latest.raw()] if evaluator.latest is not None else []
-        account["evaluators"].append({**evaluator.evaluator.raw(), "space_id": space_id, "versions": versions})
-    lines = [f"{n} {what}" for what, n in unknown.items()]
+    for spec in KIND_SPECS.values():
+        copy = COPIES.get(spec.name)
+        account[spec.table] = copy(copying) if copy is not None else copied_as_read(spec, live.table(spec.name))
+    lines = [f"{n} {what}" for what, n in copying.unknown.items()]
     lines.append("resources in spaces the manifests do not name are not copied")
     lines.append("only the resource restrictions the key can list are copied, and the replica writes as an admin "
                  "key: a key that may not write or manage a space's restrictions is refused only by the real API")
     return Replica(account, lines)
+
+
+def copied_as_read(spec: KindSpec, table: Mapping[tuple[str, str], Any]) -> list[dict[str, Any]]:
+    """The copy of a kind read whole by its list: each live object of its table (an ``ApiObject``) as
+    the API answered it, with its ``space_id`` for a spaced kind (the first of its key)."""
+    if spec.spaced:
+        return [{**obj.raw(), "space_id": space_id} for (space_id, _), obj in table.items()]
+    return [obj.raw() for obj in table.values()]
+
+
+def _integrations(c: _Copying) -> list[dict[str, Any]]:
+    secrets = sum(1 for i in c.live.integrations.values() for _ in _write_only(i.config or {}))
+    if secrets:
+        c.note("write-only values (API keys, header values) hold placeholders: a wrong key or token is not caught",
+               secrets)
+    return copied_as_read(INTEGRATION, c.live.integrations)
+
+
+def _prompts(c: _Copying) -> list[dict[str, Any]]:
+    copied = []
+    for (space_id, _), prompt in c.live.prompts.items():
+        copied.append({**prompt.prompt.raw(), "space_id": space_id, "versions": _prompt_versions(prompt)})
+        if prompt.latest is not None and (prompt.version_count or 1) > 1:
+            c.note("older prompt versions are copies of the latest (their content is not read)",
+                   (prompt.version_count or 1) - 1)
+    return copied
+
+
+def _datasets(c: _Copying) -> list[dict[str, Any]]:
+    copied = []
+    for key, dataset in c.live.datasets.items():
+        examples = list(dataset.examples or [])
+        if dataset.matched:
+            if key in c.wanted and (c.examples_of is None or key in c.examples_of):
+                examples += _rebuilt(dataset, *c.wanted[key])
+            else:
+                c.note("examples equal to their manifest and untouched by the plan are not copied",
+                       len(dataset.matched))
+        experiments = [{**e.raw(), "dataset_id": dataset.id} for e in dataset.experiments or []]
+        copied.append({**dataset.dataset.raw(), "space_id": key[0], "examples": examples,
+                       "experiments": experiments})
+    return copied
+
+
+def _evaluators(c: _Copying) -> list[dict[str, Any]]:
+    return [{**evaluator.evaluator.raw(), "space_id": space_id,
+             "versions": [evaluator.latest.raw()] if evaluator.latest is not None else []}
+            for (space_id, _), evaluator in c.live.evaluators.items()]
+
+
+#: The kinds whose copy is more than their objects as read (``copied_as_read``): a prompt's versions,
+#: a dataset's examples and experiments, an evaluator's latest version, the integrations' write-only
+#: values (placeholders: noted).
+COPIES: Mapping[str, Callable[[_Copying], list[dict[str, Any]]]] = {
+    INTEGRATION.name: _integrations, PROMPT.name: _prompts, DATASET.name: _datasets, EVALUATOR.name: _evaluators,
+}
 
 
 def _write_only(config: dict[str, Any]) -> list[str]:

@@ -17,6 +17,8 @@ and 404 only to an authenticated one: nothing about the API's shape leaks to str
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Protocol
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -37,12 +39,30 @@ from reconciler.emulator import (
     prompts,
     restrictions,
 )
-from reconciler.emulator.core import Emulator, Principal, Problem
+from reconciler.emulator.core import Emulator, Principal, Problem, Seed
+from reconciler.kinds import DATASET, EVALUATOR, INTEGRATION, PROMPT, RESTRICTION
 
 log = logging.getLogger("reconciler.emulator")
 
 #: The route modules, in the order their routes are tried; openapi.py reads the same list.
 ROUTE_MODULES = (integrations, directory, prompts, datasets, evaluators, experiments, restrictions)
+
+
+class KindModule(Protocol):
+    """What the emulator module of a resource kind offers besides its routes: ``seed``, how a
+    replica's objects of the kind are stored (``core.Seed``; ``core.stored_as_listed`` when the module
+    stores each object as its list answers it)."""
+
+    @property
+    def seed(self) -> Seed: ...
+
+
+#: The emulator module of each resource kind (``reconciler.kinds``), keyed by the kind's name: seeding
+#: a replica stores the kind's objects through it (``seeding.seed``).
+KIND_MODULES: Mapping[str, KindModule] = {
+    INTEGRATION.name: integrations, PROMPT.name: prompts, DATASET.name: datasets, EVALUATOR.name: evaluators,
+    RESTRICTION.name: restrictions,
+}
 
 #: Paths answered without a key (the API description is public, as the service's is).
 PUBLIC_PATHS = frozenset({"/v2/openapi.json"})

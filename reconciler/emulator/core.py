@@ -11,7 +11,7 @@ import json
 import math
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -265,6 +265,22 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+#: How a kind's emulator module stores a replica's objects of that kind (``seeding.seed``): ``(store,
+#: items, stamp)``, the items as the kind's list answers them (plain API objects, in its order),
+#: ``stamp`` the seeding time, for a timestamp the items lack.
+Seed = Callable[[Store, Sequence[Mapping[str, Any]], str], None]
+
+
+def stored_as_listed(store_kind: str, *, newest_first: bool) -> Seed:
+    """The seeding of a kind whose emulator stores each object as its list answers it: each item
+    stored as given in ``store_kind``, under its ``space_id`` when it has one, the oldest first (a
+    list is in insertion order: ``newest_first`` says which end of the items is the oldest)."""
+    def seed(store: Store, items: Sequence[Mapping[str, Any]], stamp: str) -> None:
+        for item in reversed(items) if newest_first else items:
+            store.insert(store_kind, dict(item), parent=item.get("space_id"))
+    return seed
 
 
 def _stored(doc: Mapping[str, Any]) -> str:

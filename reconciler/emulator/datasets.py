@@ -38,7 +38,7 @@ Decisions where docs/api.md is silent:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -338,6 +338,35 @@ def _copy_with_updates(store: Store, source_id: str, target_id: str, updates: di
         docs.append({"id": _store_id(target_id, example["id"]), "example": example})
     store.insert_many("example", docs, parent=target_id)
     return updated
+
+
+# ---------------------------------------------------------------- a replica's datasets (seeding)
+
+
+def seed(store: Store, items: Sequence[Mapping[str, Any]], stamp: str) -> None:
+    """A replica's datasets, as their lists answer them (newest first), stored (``core.Seed``), each
+    with its ``versions`` (newest first; none given: one), the ``examples`` of its latest version and
+    its ``experiments`` (newest first)."""
+    for item in reversed(items):
+        dataset = {k: item.get(k) for k in ("id", "name", "space_id", "created_at", "updated_at")}
+        dataset["created_at"] = dataset["created_at"] or stamp
+        dataset["updated_at"] = dataset["updated_at"] or dataset["created_at"]
+        store.insert("dataset", dataset, parent=dataset["space_id"])
+        versions = list(item.get("versions") or []) or [{"id": f"{dataset['id']}/replica-version",
+                                                         "name": dataset["created_at"]}]
+        for version in reversed(versions):
+            store.insert("dataset_version", {"name": None, "created_at": dataset["created_at"],
+                                             "updated_at": dataset["updated_at"], **dict(version),
+                                             "dataset_id": dataset["id"]}, parent=dataset["id"])
+        latest = versions[0]["id"]
+        store.insert_many("example", [{"id": f"{latest}/{e['id']}", "example": dict(e)}
+                                      for e in item.get("examples") or []], parent=latest)
+        for experiment in reversed(item.get("experiments") or []):
+            doc = {"space_id": dataset["space_id"], "dataset_version_id": None, "created_at": stamp,
+                   "run_count": 0, **dict(experiment)}
+            doc.setdefault("dataset_id", dataset["id"])
+            doc.setdefault("updated_at", doc["created_at"])
+            store.insert("experiment", doc, parent=dataset["id"])
 
 
 # ---------------------------------------------------------------- OpenAPI

@@ -31,8 +31,10 @@ Decisions where docs/api.md is silent:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -302,6 +304,24 @@ def routes(emu: Emulator) -> list[Route]:
                   get=get_evaluator, patch=update_evaluator, delete=delete_evaluator),
         by_method("/v2/evaluators/{evaluator_id}/versions", get=list_versions, post=create_version),
     ]
+
+
+# ---------------------------------------------------------------- a replica's evaluators (seeding)
+
+
+def seed(store: Store, items: Sequence[Mapping[str, Any]], stamp: str) -> None:
+    """A replica's evaluators, as their lists answer them (newest first), each with its ``versions``
+    (newest first), stored (``core.Seed``)."""
+    for item in reversed(items):
+        evaluator = {k: v for k, v in item.items() if k not in ("versions", "version")}
+        evaluator.setdefault("description", None)
+        evaluator.setdefault("type", "template")
+        evaluator.setdefault("created_at", stamp)
+        evaluator.setdefault("updated_at", evaluator["created_at"])
+        store.insert("evaluator", evaluator, parent=evaluator.get("space_id"))
+        for version in reversed(item.get("versions") or []):
+            doc = {"evaluator_id": evaluator["id"], "created_at": stamp, **copy.deepcopy(dict(version))}
+            store.insert("evaluator_version", doc, parent=evaluator["id"])
 
 
 # ---------------------------------------------------------------- OpenAPI

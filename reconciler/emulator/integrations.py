@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -458,6 +458,48 @@ def _merge_config(emu: Emulator, integration_type: str, given: Any, stored: Mapp
     if integration_type == "LLM":
         return _merge_llm_config(given, stored)
     return _merge_agent_config(given, stored, emu.store, stamp)
+
+
+# ---------------------------------------------------------------- a replica's integrations (seeding)
+
+#: The value every write-only secret of a replica holds: a replica never sees a real one.
+PLACEHOLDER = "(placeholder: a replica holds no secret)"
+#: The header a replica stores for an AGENT whose headers read back only as ``has_headers: true``.
+PLACEHOLDER_HEADER = "x-replica-placeholder"
+
+
+def seed(store: Store, items: Sequence[Mapping[str, Any]], stamp: str) -> None:
+    """A replica's integrations, as their lists answer them (newest first), stored (``core.Seed``):
+    a write-only secret read as present as ``PLACEHOLDER``, header names as headers whose values
+    are ``PLACEHOLDER`` (``has_headers: true`` as the one header ``PLACEHOLDER_HEADER``)."""
+    for item in reversed(items):
+        doc = integration_doc(item, stamp)
+        store.insert(KIND, doc, parent=doc["type"])
+
+
+def integration_doc(item: Mapping[str, Any], stamp: str) -> dict[str, Any]:
+    """The stored document of an integration given in its read shape."""
+    read_config = item.get("config") or {}
+    if item["type"] == "AGENT":
+        fields: Mapping[str, ConfigField] = AGENT_FIELDS
+        config: dict[str, Any] = {}
+    else:
+        provider = PROVIDERS.get(str(read_config.get("provider")))
+        fields = provider.fields if provider is not None else {}
+        config = {"provider": read_config.get("provider")}
+    for f in fields.values():
+        config[f.name] = f.behaviour.stored(f, read_config, PLACEHOLDER, PLACEHOLDER_HEADER)
+    doc: dict[str, Any] = {
+        "id": item["id"], "type": item["type"], "name": item["name"],
+        "scopings": [{"organization_id": s.get("organization_id"), "space_id": s.get("space_id")}
+                     for s in item.get("scopings") or []],
+        "config": config,
+        "created_at": item.get("created_at") or stamp, "updated_at": item.get("updated_at") or stamp,
+        "created_by_user_id": item.get("created_by_user_id"),
+    }
+    if item["type"] == "AGENT":
+        doc["description"] = item.get("description")
+    return doc
 
 
 # ---------------------------------------------------------------- routes

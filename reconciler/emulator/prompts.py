@@ -31,9 +31,10 @@ OpenAPI fragments.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -44,6 +45,7 @@ from reconciler.emulator.core import (
     Emulator,
     Principal,
     Problem,
+    Store,
     check_keys,
     check_type,
     json_response,
@@ -328,6 +330,27 @@ def _version_or_404(emu: Emulator, version_id: str) -> dict[str, Any]:
     if version is None:
         raise Problem(404, f"prompt version {version_id} not found")
     return version
+
+
+# ---------------------------------------------------------------- a replica's prompts (seeding)
+
+
+def seed(store: Store, items: Sequence[Mapping[str, Any]], stamp: str) -> None:
+    """A replica's prompts, as their lists answer them (newest first), each with its ``versions``
+    (newest first), stored (``core.Seed``)."""
+    for item in reversed(items):
+        prompt = {k: v for k, v in item.items() if k not in ("versions", "version")}
+        prompt.setdefault("description", None)
+        prompt.setdefault("created_at", stamp)
+        prompt.setdefault("updated_at", prompt["created_at"])
+        store.insert("prompt", prompt, parent=prompt.get("space_id"))
+        for version in reversed(item.get("versions") or []):
+            doc = {"prompt_id": prompt["id"], "model": None, "input_variable_format": "f_string",
+                   "invocation_params": {}, "provider_params": {}, "created_at": stamp,
+                   **copy.deepcopy(dict(version))}
+            doc["labels"] = [label.get("name") if isinstance(label, Mapping) else label
+                             for label in doc.get("labels") or []]
+            store.insert("prompt_version", doc, parent=prompt["id"])
 
 
 # ---------------------------------------------------------------- OpenAPI

@@ -33,6 +33,7 @@ Decisions where docs/api.md is silent:
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -43,6 +44,7 @@ from reconciler.emulator.core import (
     Emulator,
     Principal,
     Problem,
+    Store,
     check_keys,
     check_type,
     json_response,
@@ -188,6 +190,22 @@ def routes(emu: Emulator) -> list[Route]:
         by_method("/v2/resource-restrictions", get=list_restrictions, post=create_restriction),
         by_method("/v2/resource-restrictions/{resource_id}", delete=delete_restriction),
     ]
+
+
+# ---------------------------------------------------------------- a replica's restrictions (seeding)
+
+
+def seed(store: Store, items: Sequence[Mapping[str, Any]], stamp: str) -> None:
+    """A replica's restrictions, as their list answers them (oldest first), stored (``core.Seed``):
+    a restriction's space is its prompt's, else the first space (the spaces are seeded first)."""
+    spaces = store.scan("space", limit=1)
+    first_space = spaces[0][1]["id"] if spaces else None
+    for item in items:
+        prompt = store.get("prompt", item["resource_id"])
+        space_id = item.get("space_id") or (prompt["space_id"] if prompt else first_space)
+        store.insert("restriction", {"id": item["resource_id"], "resource_type": item["resource_type"],
+                                     "resource_id": item["resource_id"],
+                                     "created_at": item.get("created_at") or stamp, "space_id": space_id})
 
 
 # ---------------------------------------------------------------- OpenAPI

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.emulator.seeding import PLACEHOLDER
+from reconciler.emulator.integrations import PLACEHOLDER
 from reconciler.model import SecretRef
 from reconciler.plan.model import PlanOptions
 from reconciler.rehearse import rehearse, with_placeholders
