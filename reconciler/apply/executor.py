@@ -255,15 +255,10 @@ async def _run_phase(
 
     def settle(done: set[asyncio.Task[Outcome]]) -> None:
         for task in sorted(done, key=lambda t: index[running[t].id]):
-            op = running.pop(task)
-            error = task.exception()
-            if error is not None:
-                errors.append(error)
-                status[op.id] = Outcome(op, FAILED, "the call raised unexpectedly")
-                continue
+            running.pop(task)
             try:
                 finish(task.result())
-            except Exception as exc:  # from on_done: raised once the calls in flight are done
+            except Exception as exc:  # a bug in the call, or in on_done: raised once the calls in flight are done
                 errors.append(exc)
 
     def interrupted() -> NoReturn:
