@@ -125,13 +125,20 @@ class Missing:
 MISSING = Missing()
 
 
-def pulled(monkeypatch: Any, tree: Any, live: Mapping[str, Any], *, files: Sequence[str] | None = None,
+def pulled(monkeypatch: Any, tree: Any, live: Mapping[str, Any], **options: Any) -> Any:
+    """``puller(...)``, run: its result."""
+    return puller(monkeypatch, tree, live, **options).run()
+
+
+def puller(monkeypatch: Any, tree: Any, live: Mapping[str, Any], *, files: Sequence[str] | None = None,
            others: Sequence[Any] = (), base: Any = None, remove_absent: bool = False,
-           notes: Mapping[str, list[str]] | None = None) -> Any:
+           notes: Mapping[str, list[str]] | None = None, examples: Mapping[str, Any] | None = None) -> Any:
     """One pull by the engine alone (no emulator): ``live`` gives, per address, the live value of each
     declared path that differs (``{path: value}``, ``ABSENT`` for a field live lacks), or the edits
     themselves (a list of ``FieldEdit``), or ``MISSING``; an address not given is live as declared.
-    The tree loaded again after the edits is compared the same way (a value written is a value equal)."""
+    ``notes``: write-only differences; ``examples``: an ``ExamplesEdit`` per address (the same after the edits).
+    The tree loaded again after the edits is compared the same way (a value written is a value equal).
+    Not run: ``pulled`` runs it."""
     from reconciler.model import LiveState
     from reconciler.plan import liveview
     from reconciler.pull import engine
@@ -141,6 +148,7 @@ def pulled(monkeypatch: Any, tree: Any, live: Mapping[str, Any], *, files: Seque
         out = liveview.ResourceDiff(r)
         given = live.get(r.address, {})
         out.notes = list((notes or {}).get(r.address, []))
+        out.examples = (examples or {}).get(r.address)
         if given is MISSING:
             out.missing = True
         elif isinstance(given, list):
@@ -159,4 +167,4 @@ def pulled(monkeypatch: Any, tree: Any, live: Mapping[str, Any], *, files: Seque
         var_files = {os.path.realpath(v) for v in tree.var_files}
         files = [f for f in manifest_files(tree.paths, []) if os.path.realpath(f) not in var_files]
     return Puller(tree.load(), LiveState(), list(files), base, tree=tree,
-                  others=others, remove_absent=remove_absent).run()
+                  others=others, remove_absent=remove_absent)
