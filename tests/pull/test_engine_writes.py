@@ -108,3 +108,58 @@ def test_a_key_neither_declared_nor_live_is_left_as_it_is(monkeypatch: pytest.Mo
     assert result.edits == [] and result.files == {}
     assert result.not_written == [NotWritten(TRIAGE, "version.model", "still differs live after the edits pull can "
                                              "make: not written")]
+
+
+SHARED = PROMPT.replace("  provider: VENDOR_A\n", "  provider: VENDOR_A\n  model: model-large\n")
+NO_OVERLAY = "which other environments load; this environment has no overlay (a folder with its Patches or var " \
+    "file) to write it in: not written"
+PARAMS = {"max_tokens": 5}
+
+
+def test_shared_values_without_an_overlay_are_listed_with_where_they_are_declared(
+        monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    _, prod = two_environments(here)
+    (here / "base/tree.yaml").write_text(SHARED)
+    live = {"version.model": ABSENT, "version.provider": "VENDOR_B",
+            "version.invocation_params": {**PARAMS, "temperature": 0.5}}
+    result = pulled(monkeypatch, Tree(("base",)), {TRIAGE: live}, others=[prod])
+    assert result.edits == [] and result.files == {}
+    assert result.not_written == [
+        NotWritten(TRIAGE, path, f"declared in base/tree.yaml, {NO_OVERLAY}")
+        for path in ("version.model", "version.provider", "version.invocation_params.temperature")]
+
+
+def test_shared_values_go_into_the_environments_patch_a_removed_one_as_null(
+        monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    staging, prod = two_environments(here)
+    (here / "base/tree.yaml").write_text(SHARED)
+    live = {"version.model": ABSENT, "version.provider": "VENDOR_B",
+            "version.invocation_params": {**PARAMS, "temperature": 0.5}}
+    result = pulled(monkeypatch, staging, {TRIAGE: live}, others=[prod])
+    assert result.not_written == [] and list(result.files) == ["staging/patches.yaml"]
+    assert result.files["staging/patches.yaml"][1] == OWN_PATCH + \
+        "  version:\n    model: null\n    provider: VENDOR_B\n    invocation_params:\n      temperature: 0.5\n"
+    assert [(e.path, e.action, e.before, e.after) for e in result.edits] == [
+        ("version.model", "patch", "model-large", ABSENT), ("version.provider", "patch", "VENDOR_A", "VENDOR_B"),
+        ("version.invocation_params.temperature", "patch", ABSENT, 0.5)]
+
+
+def test_a_key_live_added_to_a_declared_mapping_holding_a_line_separator_is_listed(
+        monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    (here / "tree.yaml").write_text(PROMPT)
+    live = [FieldEdit("version.invocation_params", PARAMS, {**PARAMS, "stop": "a\u2029b"})]
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {TRIAGE: live})
+    assert result.edits == [] and result.files == {}
+    assert [(n.address, n.path) for n in result.not_written] == [(TRIAGE, "version.invocation_params.stop")]
+    assert result.not_written[0].reason.startswith("live holds a line separator")
+
+
+def test_a_block_mapping_whose_every_key_changed_live_is_written_whole(
+        monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    """Nothing declared stays to anchor the new keys under (the mapping emptied reads {})."""
+    (here / "tree.yaml").write_text(PROMPT)
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {TRIAGE: {"version.invocation_params": {"temperature": 0.5}}})
+    assert result.conflicts == [] and result.not_written == []
+    assert result.edits == [Edit(TRIAGE, "version.invocation_params", "tree.yaml", 8, "update", PARAMS,
+                                 {"temperature": 0.5})]
+    assert result.files["tree.yaml"][1] == PROMPT.replace("max_tokens: 5", "temperature: 0.5")
