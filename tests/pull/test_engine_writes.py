@@ -3,7 +3,6 @@ written, or why it is listed instead. Fast: each test stages a small tree in tmp
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
