@@ -1,0 +1,71 @@
+"""One run of the engine, in process on live values given: restrictions a reader key cannot see are left
+out, each edited file is rendered (one that cannot be is a conflict, the others still are), a byte order
+mark is kept apart from the text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reconciler.pull import engine
+from reconciler.pull.engine import Conflict, Edit, Tree
+from reconciler.pull.yamledit import EditError, YamlFile
+from tests.pull.helpers import pulled
+
+VERSION = "version: {commit_message: first, provider: VENDOR_A, messages: [{role: user, content: hi}]}\n"
+RESTRICTION = "kind: ResourceRestriction\nname: ops-board\nresource_type: DASHBOARD\nresource_id: ops-board-7\n"
+
+
+def prompt(name: str, extra: str = "") -> str:
+    return f"kind: Prompt\nspace: research\nname: {name}\ndescription: first words\n{extra}{VERSION}"
+
+
+@pytest.fixture(autouse=True)
+def here(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def test_restrictions_a_key_cannot_see_are_left_out_with_one_warning_and_the_rest_is_pulled(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text("---\n".join([RESTRICTION, prompt("locked", "restricted: true\n"),
+                                                      prompt("open")]))
+    monkeypatch.setattr(engine, "restrictions_unseen", lambda resources, live: True)
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {"Prompt/research/locked": {"restricted": False},
+                                                        "Prompt/research/open": {"description": "live words"}})
+    assert result.warnings == [
+        "restrictions were not compared: the API key sees no resource restriction (a read-only key manages none), "
+        "so these are left out: ResourceRestriction/ops-board, Prompt/research/locked (restricted)"]
+    assert result.edits == [Edit("Prompt/research/open", "description", "tree.yaml", 16, "update", "first words",
+                                 "live words")]
+    assert result.not_written == [] and list(result.files) == ["tree.yaml"]
+
+
+def test_a_file_whose_edits_cannot_be_rendered_is_a_conflict_and_the_next_file_is_still_rendered(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(prompt("a"))
+    (tmp_path / "b.yaml").write_text(prompt("b"))
+    render = YamlFile.render
+
+    def refused(self: YamlFile) -> str:
+        if self.path == "a.yaml":
+            raise EditError("a.yaml: two edits overlap near line 4")
+        return render(self)
+
+    monkeypatch.setattr(YamlFile, "render", refused)
+    result = pulled(monkeypatch, Tree(("a.yaml", "b.yaml")), {"Prompt/research/a": {"description": "live"},
+                                                              "Prompt/research/b": {"description": "live"}})
+    assert result.conflicts == [Conflict("a.yaml", "", None, None, None, "a.yaml: two edits overlap near line 4")]
+    assert str(result.conflicts[0]) == "a.yaml: a.yaml: two edits overlap near line 4"
+    assert result.files == {"b.yaml": (prompt("b"), prompt("b").replace("first words", "live"))}
+    assert result.exit_code() == 1
+
+
+def test_a_byte_order_mark_is_kept_apart_from_the_texts_and_written_back(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text("\ufeff" + prompt("p"))
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {"Prompt/research/p": {"description": "live"}})
+    assert result.files == {"tree.yaml": (prompt("p"), prompt("p").replace("first words", "live"))}
+    assert result.boms == {"tree.yaml": True}
+    result.write()
+    assert (tmp_path / "tree.yaml").read_text() == "\ufeff" + prompt("p").replace("first words", "live")
