@@ -166,5 +166,6 @@ def puller(monkeypatch: Any, tree: Any, live: Mapping[str, Any], *, files: Seque
 
         var_files = {os.path.realpath(v) for v in tree.var_files}
         files = [f for f in manifest_files(tree.paths, []) if os.path.realpath(f) not in var_files]
-    return Puller(tree.load(), LiveState(), list(files), base, tree=tree,
+    stdin = "-" in tree.paths  # read once, as the command line does: no tree to load again
+    return Puller(tree.load(), LiveState(), list(files), base, tree=None if stdin else tree,
                   others=others, remove_absent=remove_absent)

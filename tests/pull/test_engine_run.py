@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from reconciler.pull import engine
-from reconciler.pull.engine import Conflict, Edit, Tree
+from reconciler.errors import ConfigError
+from reconciler.pull.engine import Conflict, Edit, PullResult, Tree
 from reconciler.pull.yamledit import EditError, YamlFile
 from tests.pull.helpers import pulled
 
@@ -69,3 +70,19 @@ def test_a_byte_order_mark_is_kept_apart_from_the_texts_and_written_back(
     assert result.boms == {"tree.yaml": True}
     result.write()
     assert (tmp_path / "tree.yaml").read_text() == "\ufeff" + prompt("p").replace("first words", "live")
+
+
+def test_writing_refuses_a_link_or_a_text_it_cannot_encode_and_says_pull_did(tmp_path: Path) -> None:
+    real, link, plain = tmp_path / "real.yaml", tmp_path / "link.yaml", tmp_path / "plain.yaml"
+    real.write_text("x: 1\n")
+    link.symlink_to(real)
+    plain.write_text("x: 1\n")
+    with pytest.raises(ConfigError) as refused:
+        PullResult(files={str(plain): ("x: 1\n", "x: 2\n"), str(link): ("x: 1\n", "x: 2\n")}).write()
+    assert str(refused.value) == (f"pull: {link}: is a symbolic link; refusing to write through it (remove the "
+                                  "link, or give the real path)")
+    assert real.read_text() == plain.read_text() == "x: 1\n"  # every target checked before the first is replaced
+    with pytest.raises(ConfigError) as failed:
+        PullResult(files={str(plain): ("x: 1\n", "x: \ud800\n")}).write()  # a lone surrogate, as JSON may give
+    assert str(failed.value).startswith(f"pull: {plain}: cannot write (")
+    assert plain.read_text() == "x: 1\n"

@@ -90,3 +90,40 @@ def test_without_an_overlay_a_shared_value_is_listed(monkeypatch: pytest.MonkeyP
     assert result.not_written == [NotWritten(TRIAGE, "description", "declared in base/tree.yaml, which other "
                                              "environments load; this environment has no overlay (a folder with its "
                                              "Patches or var file) to write it in: not written")]
+
+
+TWO = PROMPT + "---\n" + PROMPT.replace("name: triage", "name: other")
+OTHER = "Prompt/research/other"
+SHARED = "which other environments load; this environment has no overlay (a folder with its Patches or var " \
+    "file) to write it in: not written"
+
+
+def test_each_resources_shared_values_are_listed_without_an_overlay(monkeypatch: pytest.MonkeyPatch) -> None:
+    write({"base/tree.yaml": TWO})
+    result = pulled(monkeypatch, Tree(("base",)), {TRIAGE: {"description": "one"}, OTHER: {"description": "two"}},
+                    others=[Tree(("base", "overlays/b"), name="b")])
+    assert result.not_written == [NotWritten(a, "description", f"declared in base/tree.yaml, {SHARED}")
+                                  for a in (TRIAGE, OTHER)]
+
+
+def test_a_resource_with_no_value_the_tree_can_hold_adds_no_patch_and_the_next_one_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    write({"base/tree.yaml": TWO, "overlays/a/vars.yaml": "y: 1\n", "overlays/a/patches.yaml": "# patches\n"})
+    tree = Tree(("base", "overlays/a"), (), ("overlays/a/vars.yaml",))
+    result = pulled(monkeypatch, tree, {TRIAGE: {"description": "two\u2028lines"}, OTHER: {"description": "two"}},
+                    others=[Tree(("base", "overlays/b"), name="b")])
+    assert [(n.address, n.path) for n in result.not_written] == [(TRIAGE, "description")]
+    assert result.files["overlays/a/patches.yaml"][1] == \
+        "# patches\n---\nkind: Patch\ntarget: Prompt/other\nspace: research\npatch:\n  description: two\n"
+    assert result.edits == [Edit(OTHER, "description", "overlays/a/patches.yaml", 3, "patch", "first words", "two")]
+
+
+def test_a_patch_of_the_resource_in_a_shared_file_is_not_merged_into(monkeypatch: pytest.MonkeyPatch) -> None:
+    write({"base/tree.yaml": PROMPT, "common.yaml": PATCH, "overlays/a/vars.yaml": "y: 1\n",
+           "overlays/a/patches.yaml": "# patches\n"})
+    tree = Tree(("base", "common.yaml", "overlays/a"), (), ("overlays/a/vars.yaml",))
+    result = pulled(monkeypatch, tree, {TRIAGE: {"description": "live"}},
+                    others=[Tree(("base", "common.yaml"), name="b")])
+    assert list(result.files) == ["overlays/a/patches.yaml"] and result.not_written == []
+    assert result.files["overlays/a/patches.yaml"][1] == \
+        "# patches\n---\nkind: Patch\ntarget: Prompt/triage\nspace: research\npatch:\n  description: live\n"
