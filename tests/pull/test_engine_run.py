@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.pull import engine
 from reconciler.errors import ConfigError
+from reconciler.pull import engine
 from reconciler.pull.engine import Conflict, Edit, PullResult, Tree
 from reconciler.pull.yamledit import EditError, YamlFile
 from tests.pull.helpers import pulled
