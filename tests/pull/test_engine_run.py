@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.errors import ConfigError
+from reconciler.plan.liveview import ExamplesEdit
 from reconciler.pull import engine
 from reconciler.pull.engine import Conflict, Edit, PullResult, Tree
 from reconciler.pull.yamledit import EditError, YamlFile
@@ -86,3 +87,36 @@ def test_writing_refuses_a_link_or_a_text_it_cannot_encode_and_says_pull_did(tmp
         PullResult(files={str(plain): ("x: 1\n", "x: \ud800\n")}).write()  # a lone surrogate, as JSON may give
     assert str(failed.value).startswith(f"pull: {plain}: cannot write (")
     assert plain.read_text() == "x: 1\n"
+
+
+def test_write_only_differences_are_listed_by_what_follows_the_address(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text(prompt("p"))
+    notes = {"Prompt/research/p": ["Prompt/research/p: config.api_key: write-only, never read", "a note: alone"]}
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {}, notes=notes)
+    assert [(n.address, n.path, n.reason) for n in result.not_written] == [
+        ("Prompt/research/p", "", "config.api_key: write-only, never read"), ("Prompt/research/p", "", "alone")]
+    notes = {"Prompt/research/p": ["no separator here"]}
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {}, notes=notes)
+    assert [n.reason for n in result.not_written] == ["no separator here"]
+
+
+def test_a_commit_message_alone_is_left_and_the_fields_after_it_are_still_pulled(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text(prompt("p"))
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {"Prompt/research/p": {"version.commit_message": "second",
+                                                                                "description": "live"}})
+    assert [(e.path, e.after) for e in result.edits] == [("description", "live")]
+    assert result.not_written == []
+
+
+def test_with_since_examples_the_tree_changed_and_live_did_not_are_left_unlisted(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    dataset = "kind: Dataset\nspace: research\nname: d\nexamples: [{{q: {}}}]\n"
+    (tmp_path / "ref.yaml").write_text(dataset.format("a"))
+    (tmp_path / "tree.yaml").write_text(dataset.format("b"))
+    base = {r.identity: r for r in Tree(("ref.yaml",)).load().resources}
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {}, base=base,
+                    examples={"Dataset/research/d": ExamplesEdit(replace={0: {"q": "a"}})})
+    assert result.files == {} and result.conflicts == [] and result.not_written == []
+    assert result.exit_code() == 0
