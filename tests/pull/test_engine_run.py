@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.errors import ConfigError
-from reconciler.plan.liveview import ExamplesEdit
+from reconciler.plan.liveview import ABSENT, ExamplesEdit, FieldEdit
 from reconciler.pull import engine
 from reconciler.pull.engine import Conflict, Edit, PullResult, Tree
 from reconciler.pull.yamledit import EditError, YamlFile
@@ -120,3 +120,42 @@ def test_with_since_examples_the_tree_changed_and_live_did_not_are_left_unlisted
                     examples={"Dataset/research/d": ExamplesEdit(replace={0: {"q": "a"}})})
     assert result.files == {} and result.conflicts == [] and result.not_written == []
     assert result.exit_code() == 0
+
+
+def since(tmp_path: Path, ref: str, tree: str) -> dict[tuple[str, ...], object]:
+    """The tree at REF (``ref``) as ``--since`` gives it, beside the tree as it is now (``tree``)."""
+    (tmp_path / "ref.yaml").write_text(ref)
+    (tmp_path / "tree.yaml").write_text(tree)
+    return {r.identity: r for r in Tree(("ref.yaml",)).load().resources}
+
+
+def test_with_since_a_field_of_a_resource_added_since_ref_and_changed_live_is_a_conflict(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    base = since(tmp_path, prompt("other"), prompt("p"))
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {"Prompt/research/p": {"description": "live"}}, base=base)
+    assert result.conflicts == [Conflict("Prompt/research/p", "description", ABSENT, "first words", "live",
+                                         "tree.yaml:4")]
+    assert result.files == {} and result.exit_code() == 1
+
+
+def test_with_since_a_field_the_tree_removed_and_live_changed_is_a_conflict_at_its_document(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    base = since(tmp_path, prompt("p", "restricted: true\n"), prompt("p"))
+    live = {"Prompt/research/p": [FieldEdit("restricted", ABSENT, False)]}
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), live, base=base)
+    assert [str(c) for c in result.conflicts] == [
+        "Prompt/research/p: restricted (tree.yaml:1): changed in the tree and live: base true, tree (not set), "
+        "live false; "
+        "neither written"]
+
+
+def test_with_since_live_equal_to_ref_whatever_its_key_order_is_no_conflict(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    params = "  invocation_params: {{max_tokens: {}, temperature: 0.2}}\n"
+    version = "version:\n  commit_message: first\n  provider: VENDOR_A\n  messages: [{role: user, content: hi}]\n"
+    ref, tree = (f"kind: Prompt\nspace: research\nname: p\n{version}{params.format(n)}" for n in (5, 6))
+    base = since(tmp_path, ref, tree)
+    live = [FieldEdit("version.invocation_params", {"max_tokens": 6, "temperature": 0.2},
+                      {"temperature": 0.2, "max_tokens": 5})]
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {"Prompt/research/p": live}, base=base)
+    assert result.conflicts == [] and result.files == {}

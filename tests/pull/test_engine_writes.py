@@ -162,3 +162,57 @@ def test_a_block_mapping_whose_every_key_changed_live_is_written_whole(
     assert result.edits == [Edit(TRIAGE, "version.invocation_params", "tree.yaml", 8, "update", PARAMS,
                                  {"temperature": 0.5})]
     assert result.files["tree.yaml"][1] == PROMPT.replace("max_tokens: 5", "temperature: 0.5")
+
+
+def test_a_value_live_returns_with_its_keys_in_another_order_is_not_rewritten(
+        monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    (here / "tree.yaml").write_text(PROMPT.replace("    max_tokens: 5\n", "    max_tokens: 5\n    stop: {a: 1, b: 2}\n"))
+    live = {"version.invocation_params": {"max_tokens": 6, "stop": {"b": 2, "a": 1}}}
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {TRIAGE: live})
+    assert [(e.path, e.after) for e in result.edits] == [("version.invocation_params.max_tokens", 6)]
+
+
+@pytest.mark.parametrize("value", [{"two\u2028lines": 1}, {"stop": ["two\u2029lines"]}])
+def test_a_mapping_holding_a_line_separator_in_a_key_or_a_list_item_is_listed(
+        monkeypatch: pytest.MonkeyPatch, here: Path, value: dict[str, object]) -> None:
+    (here / "tree.yaml").write_text(PROMPT)
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {TRIAGE: {"version.invocation_params": value}})
+    assert result.edits == [] and result.files == {}
+    assert [(n.path, n.reason.split(" (")[0]) for n in result.not_written] == [
+        ("version.invocation_params", "live holds a line separator")]
+
+
+def block_list(items: list[str]) -> str:
+    return PROMPT + "    stop:\n" + "".join(f"      - {item}\n" for item in items)
+
+
+def test_block_list_items_changed_apart_are_each_written_in_place(monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    (here / "tree.yaml").write_text(block_list(["a", "b", "c"]))
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {TRIAGE: {"version.invocation_params.stop": ["A", "b", "C"]}})
+    assert [(e.path, e.action, e.after) for e in result.edits] == [
+        ("version.invocation_params.stop.0", "update", "A"), ("version.invocation_params.stop.2", "update", "C")]
+    assert result.files["tree.yaml"][1] == block_list(["A", "b", "C"])
+
+
+def test_an_item_inserted_into_a_long_list_of_like_items_is_one_line_added(
+        monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    """No item is taken for junk however often it repeats (difflib's autojunk, on lists of 200 and more)."""
+    items = ["x"] * 100 + ["a"] + ["x"] * 100
+    (here / "tree.yaml").write_text(block_list(items))
+    live = items[:101] + ["new"] + items[101:]
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {TRIAGE: {"version.invocation_params.stop": live}})
+    assert [(e.path, e.action, e.after) for e in result.edits] == [("version.invocation_params.stop.101", "add", "new")]
+    assert result.files["tree.yaml"][1] == block_list(live)
+
+
+def test_keys_removed_live_from_a_shared_value_are_null_in_the_patch_at_every_depth(
+        monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    staging, prod = two_environments(here)
+    stop = "    stop: {a: 1, b: {c: 2, d: 3}, e: {f: 1}, g: 4}\n"
+    (here / "base/tree.yaml").write_text(PROMPT.replace("    max_tokens: 5\n", "    max_tokens: 5\n" + stop))
+    live = {"version.invocation_params": {"max_tokens": 5, "stop": {"b": {"c": 2}, "e": "flat", "g": {"h": 5}}}}
+    result = pulled(monkeypatch, staging, {TRIAGE: live}, others=[prod])
+    assert result.not_written == [] and list(result.files) == ["staging/patches.yaml"]
+    assert result.files["staging/patches.yaml"][1] == OWN_PATCH + (
+        "  version:\n    invocation_params:\n      stop:\n        a: null\n        b:\n          d: null\n"
+        "          c: 2\n        e: flat\n        g:\n          h: 5\n")
