@@ -254,7 +254,7 @@ class YamlFile:
         docs = parse_documents(text, self.path, problems)
         if problems:
             raise EditError(f"{self.path}: the edited file would not parse ({problems[0]}); nothing written")
-        kept = [d for d in self.docs if d.index not in self.removed_docs and d.root is not None]
+        kept = [d for d in self.docs if d.index not in self.removed_docs and not _empty(d)]
         if len(docs) != len(kept) + len(self.appended) \
                 or [d.value for d in docs[len(kept):]] != self.appended:
             raise EditError(f"{self.path}: the edit would change the documents of the file; nothing written")
@@ -268,6 +268,13 @@ class YamlFile:
 
 
 _GONE: Any = object()  # what a path removed (or never there) reads as
+_NULLS = ("", "~", "null", "Null", "NULL")
+
+
+def _empty(doc: Doc) -> bool:
+    """A document that reads as null (``---`` with nothing after it): parse_documents skips it."""
+    root = doc.root
+    return root is None or (root.kind == "scalar" and root.style is None and root.text in _NULLS)
 
 
 def _get(value: Any, path: str) -> Any:

@@ -159,3 +159,12 @@ def test_with_since_live_equal_to_ref_whatever_its_key_order_is_no_conflict(
                       {"temperature": 0.2, "max_tokens": 5})]
     result = pulled(monkeypatch, Tree(("tree.yaml",)), {"Prompt/research/p": live}, base=base)
     assert result.conflicts == [] and result.files == {}
+
+
+def test_labels_moved_live_are_no_new_version_so_its_commit_message_is_left(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "tree.yaml").write_text(prompt("p").replace("content: hi}]}", "content: hi}], labels: [a]}"))
+    live = {"version.labels": ["b"], "version.commit_message": "second"}
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {"Prompt/research/p": live})
+    assert [(e.path, e.after) for e in result.edits] == [("version.labels.0", "b")]
+    assert result.not_written == []

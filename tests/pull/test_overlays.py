@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
 
-from reconciler.pull.engine import Edit, NotWritten, Tree, sibling_environments
-from tests.pull.helpers import pulled
+from reconciler.pull.engine import Edit, NotWritten, Tree, _under, sibling_environments
+from tests.pull.helpers import MISSING, pulled
 
 PROMPT = """\
 kind: Prompt
@@ -127,3 +128,40 @@ def test_a_patch_of_the_resource_in_a_shared_file_is_not_merged_into(monkeypatch
     assert list(result.files) == ["overlays/a/patches.yaml"] and result.not_written == []
     assert result.files["overlays/a/patches.yaml"][1] == \
         "# patches\n---\nkind: Patch\ntarget: Prompt/triage\nspace: research\npatch:\n  description: live\n"
+
+
+OTHER_SPACE = PROMPT.replace("space: research", "space: other")
+
+
+def test_a_resource_deleted_live_loses_its_own_patches_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not an empty document, not a Patch of the same name in another space."""
+    write({"tree.yaml": PROMPT + "---\n" + OTHER_SPACE + "---\n---\n",
+           "patches.yaml": PATCH + "---\n" + PATCH.replace("research", "other")})
+    result = pulled(monkeypatch, Tree(("tree.yaml", "patches.yaml")), {TRIAGE: MISSING}, remove_absent=True)
+    assert [(e.file, e.line, e.action, e.before) for e in result.edits] == [
+        ("tree.yaml", 1, "remove document", TRIAGE), ("patches.yaml", 1, "remove document", f"Patch of {TRIAGE}")]
+    assert result.files["tree.yaml"][1] == "---\n" + OTHER_SPACE + "---\n---\n"
+    assert result.files["patches.yaml"][1] == "---\n" + PATCH.replace("research", "other")
+    assert result.conflicts == [] and result.errors == []
+
+
+def test_a_resource_deleted_live_is_removed_when_standard_input_is_read_too(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    write({"tree.yaml": PROMPT})
+    monkeypatch.setattr("sys.stdin", io.StringIO(OTHER_SPACE))
+    result = pulled(monkeypatch, Tree(("tree.yaml", "-")), {TRIAGE: MISSING}, remove_absent=True)
+    assert [(e.file, e.action) for e in result.edits] == [("tree.yaml", "remove document")]
+    assert result.files == {"tree.yaml": (PROMPT, "")}
+
+
+def test_another_environment_that_does_not_load_shares_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    write({"tree.yaml": PROMPT})
+    assert Tree(("nowhere",)).files() == set()
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), {TRIAGE: {"description": "live"}},
+                    others=[Tree(("nowhere",), name="gone")])
+    assert [(e.file, e.after) for e in result.edits] == [("tree.yaml", "live")]
+
+
+def test_a_path_is_under_a_folder_only_inside_it(tmp_path: Path) -> None:
+    assert _under("/x/env", "/x/env") and _under("/x/env/a.yaml", "/x/env")
+    assert not _under("/x/env/a.yaml", "/x/env ") and not _under("/x/envoy/a.yaml", "/x/env")

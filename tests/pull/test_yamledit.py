@@ -409,3 +409,9 @@ def test_a_new_item_takes_the_indent_of_the_first_items_dash() -> None:
 def test_a_block_scalar_replaced_keeps_its_indent_and_the_lines_after_it(text: str, path: str, value: str,
                                                                           after: str) -> None:
     assert edited(text, lambda f, d, r: f.replace(d, r.at(path), value)) == after
+
+
+@pytest.mark.parametrize("tail", ["---\n", "---\n# the end\n", "--- ~\n", "---\n---\nb: 2\n"])
+def test_a_file_with_an_empty_document_is_edited(tail: str) -> None:
+    """An empty document (a ``---`` with nothing after it, or null) is no document the edit changes."""
+    assert edited("a: 1\n" + tail, lambda f, d, r: f.replace(d, r.child("a"), 2)) == "a: 2\n" + tail
