@@ -85,6 +85,8 @@ class YamlFile:
         self.docs = _parse(self.text)
         self._splices: list[tuple[int, int, int, str]] = []  # (start, order made, end, new text)
         self._checks: list[tuple[int, str, Any]] = []  # (document index, path, value expected after)
+        # items removed from (-1) or inserted into (+1) a sequence: (document index, its path, at which index)
+        self._moves: list[tuple[int, str, int, int]] = []
         self.removed_docs: set[int] = set()
         self.appended: list[dict[str, Any]] = []  # documents added at the end
         self._doc_lines: list[int] | None = None  # each document's first line (doc_of_line)
@@ -175,6 +177,9 @@ class YamlFile:
             raise EditError("flow sequences are rewritten whole")
         if parent.kind == "map":  # an item's index moves when one before it goes: only keys are checked
             self._checks.append((doc.index, self.doc_path(doc, node), _GONE))
+        else:  # the items after it move up one: the checks below them read there
+            at = next(n for n, c in enumerate(parent.children) if c is node)
+            self._moves.append((doc.index, self.doc_path(doc, parent), at, -1))
         if len(parent.children) == 1:
             self._splice(parent.start, parent.end, "{}" if parent.kind == "map" else "[]")
             return
@@ -209,6 +214,9 @@ class YamlFile:
             body = "- " + flow_text(value)
         else:
             body = "- " + item(value, indent + 2, nl)
+        if key is None:  # the items from ``before`` on move down one
+            index = next((n for n, c in enumerate(parent.children) if c is before), len(parent.children))
+            self._moves.append((doc.index, self.doc_path(doc, parent), index, 1))
         if before is not None:
             at = self.text.rfind("\n", 0, before.key_start) + 1
             self._splice(at, at, " " * indent + body + nl)
@@ -262,9 +270,21 @@ class YamlFile:
         for doc_index, path, want in self._checks:
             if doc_index not in index:
                 continue
-            got = _get(docs[index[doc_index]].value, path)
+            got = _get(docs[index[doc_index]].value, self._moved(doc_index, path))
             if (got is not _GONE or want is not _GONE) and got != want:
                 raise EditError(f"{self.path}: {path or 'document'} would not read back as written; nothing written")
+
+    def _moved(self, doc_index: int, path: str) -> str:
+        """``path`` (its indices as the file had them) where it reads after the items removed and inserted."""
+        parts = path.split(".") if path else []
+        out = list(parts)
+        for i, part in enumerate(parts):
+            if not part.isdigit():
+                continue
+            seq, n = ".".join(parts[:i]), int(part)
+            out[i] = str(n + sum(step for d, p, at, step in self._moves
+                                 if d == doc_index and p == seq and (at < n if step < 0 else at <= n)))
+        return ".".join(out)
 
 
 _GONE: Any = object()  # what a path removed (or never there) reads as

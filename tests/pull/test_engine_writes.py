@@ -216,3 +216,14 @@ def test_keys_removed_live_from_a_shared_value_are_null_in_the_patch_at_every_de
     assert result.files["staging/patches.yaml"][1] == OWN_PATCH + (
         "  version:\n    invocation_params:\n      stop:\n        a: null\n        b:\n          d: null\n"
         "          c: 2\n        e: flat\n        g:\n          h: 5\n")
+
+
+def test_an_item_removed_live_and_a_later_one_changed_are_both_written(
+        monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    (here / "tree.yaml").write_text(block_list(["a", "b", "{x: 1}"]))
+    live = {TRIAGE: {"version.invocation_params.stop": ["b", {"x": 2}]}}
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), live)
+    assert result.conflicts == [] and result.not_written == []
+    assert [(e.path, e.action) for e in result.edits] == [("version.invocation_params.stop.0", "remove"),
+                                                          ("version.invocation_params.stop.2.x", "update")]
+    assert result.files["tree.yaml"][1] == block_list(["b", "{x: 2}"])

@@ -9,7 +9,9 @@ import pytest
 import yaml
 
 from reconciler.pull.yamledit import (
+    Doc,
     EditError,
+    Node,
     YamlFile,
     block,
     block_scalar,
@@ -415,3 +417,23 @@ def test_a_block_scalar_replaced_keeps_its_indent_and_the_lines_after_it(text: s
 def test_a_file_with_an_empty_document_is_edited(tail: str) -> None:
     """An empty document (a ``---`` with nothing after it, or null) is no document the edit changes."""
     assert edited("a: 1\n" + tail, lambda f, d, r: f.replace(d, r.child("a"), 2)) == "a: 2\n" + tail
+
+
+def test_an_item_changed_after_items_removed_or_inserted_before_it_reads_back_where_it_moved() -> None:
+    text = "l:\n  - a\n  - b\n  - x: 1\n"
+
+    def removed_then_changed(f: YamlFile, d: Doc, r: Node) -> None:
+        items = r.child("l")
+        assert items is not None
+        f.delete_entry(d, items.children[0])
+        f.replace(d, items.children[2].children[0], 2)
+
+    def inserted_then_changed(f: YamlFile, d: Doc, r: Node) -> None:
+        items = r.child("l")
+        assert items is not None
+        f.insert(d, items, None, "new", items.children[0])
+        f.insert(d, items, None, "last")
+        f.replace(d, items.children[2].children[0], 2)
+
+    assert edited(text, removed_then_changed) == "l:\n  - b\n  - x: 2\n"
+    assert edited(text, inserted_then_changed) == "l:\n  - new\n  - a\n  - b\n  - x: 2\n  - last\n"
