@@ -147,8 +147,13 @@ class YamlFile:
         else:
             flow = _in_flow(node)
             indent = _indent_of(self.text, node.start) + 2
-            text = scalar(value, node.style, indent, self.newline, flow) \
+            # a block scalar given a value that is no string: written as plain as it reads back, its line break kept
+            block_node = node.kind == "scalar" and node.style in ("|", ">")
+            text = scalar(value, None if block_node else node.style, indent, self.newline, flow) \
                 if not isinstance(value, dict | list) or not value else flow_text(value)
+            if block_node:
+                original = self.text[node.start:node.end]
+                text += original[len(original.rstrip(" \t\r\n")):]
             if text.startswith(("|", ">")) and self.text.startswith(("\n", "\r\n"), node.end):
                 text = text.rstrip("\r\n")  # a block scalar in place of a one-line one: its line break is there
             self._splice(node.start, node.end, text)
