@@ -87,6 +87,7 @@ class YamlFile:
         self._checks: list[tuple[int, str, Any]] = []  # (document index, path, value expected after)
         # items removed from (-1) or inserted into (+1) a sequence: (document index, its path, at which index)
         self._moves: list[tuple[int, str, int, int]] = []
+        self._deleted: set[int] = set()  # the id of each node delete_entry removed
         self.removed_docs: set[int] = set()
         self.appended: list[dict[str, Any]] = []  # documents added at the end
         self._doc_lines: list[int] | None = None  # each document's first line (doc_of_line)
@@ -180,6 +181,7 @@ class YamlFile:
         parent = node.parent
         if parent is None or (parent.style == "flow" and parent.kind != "map"):
             raise EditError("flow sequences are rewritten whole")
+        self._deleted.add(id(node))
         if parent.kind == "map":  # an item's index moves when one before it goes: only keys are checked
             self._checks.append((doc.index, self.doc_path(doc, node), _GONE))
         else:  # the items after it move up one: the checks below them read there
@@ -212,7 +214,9 @@ class YamlFile:
         first = parent.children[0]  # new lines are indented as the first entry (an item: its dash)
         indent = _dash_col(self.text, first) if parent.kind == "seq" else first.key_col - 1
         nl = self.newline
-        sibling = before or parent.children[-1]
+        # after the last entry still there: one removed takes its lines, which nothing may be added to
+        last = next((c for c in reversed(parent.children) if id(c) not in self._deleted), parent.children[-1])
+        sibling = before or last
         if key is not None:
             body = entry(key, value, indent, nl)
         elif sibling.style == "flow" and isinstance(value, dict | list):  # items written like their siblings
@@ -226,7 +230,7 @@ class YamlFile:
             at = self.text.rfind("\n", 0, before.key_start) + 1
             self._splice(at, at, " " * indent + body + nl)
         else:
-            at = _line_end(self.text, parent.children[-1].end)
+            at = _line_end(self.text, last.end)
             if at > 0 and self.text[at - 1] == "\n":
                 at -= 2 if self.text[at - 2:at] == "\r\n" else 1
             self._splice(at, at, nl + " " * indent + body)

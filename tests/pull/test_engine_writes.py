@@ -227,3 +227,14 @@ def test_an_item_removed_live_and_a_later_one_changed_are_both_written(
     assert [(e.path, e.action) for e in result.edits] == [("version.invocation_params.stop.0", "remove"),
                                                           ("version.invocation_params.stop.2.x", "update")]
     assert result.files["tree.yaml"][1] == block_list(["b", "{x: 2}"])
+
+
+def test_the_last_key_removed_live_and_another_added_take_their_own_lines(
+        monkeypatch: pytest.MonkeyPatch, here: Path) -> None:
+    (here / "tree.yaml").write_text(PROMPT.replace("    max_tokens: 5\n", "    max_tokens: 5\n    stop: x\n"))
+    live = {TRIAGE: {"version.invocation_params": {"max_tokens": 5, "top_p": 0.9}}}
+    result = pulled(monkeypatch, Tree(("tree.yaml",)), live)
+    assert result.conflicts == [] and result.not_written == []
+    assert [(e.path, e.action) for e in result.edits] == [("version.invocation_params.stop", "remove"),
+                                                          ("version.invocation_params.top_p", "add")]
+    assert result.files["tree.yaml"][1] == PROMPT + "    top_p: 0.9\n"

@@ -493,3 +493,15 @@ def test_a_block_scalar_given_a_value_that_is_no_string_is_written_on_its_line(v
     assert edited("a: |\n  x\nb: 1\n", lambda f, d, r: f.replace(d, r.child("a"), value)) == f"a: {text}\nb: 1\n"
     assert edited("a: >-\r\n  x\r\n\r\nb: 1\r\n", lambda f, d, r: f.replace(d, r.child("a"), value)) == \
         f"a: {text}\r\n\r\nb: 1\r\n"
+
+
+def test_an_entry_added_where_the_last_one_was_removed_follows_the_last_one_kept() -> None:
+    def swapped(f: YamlFile, d: Doc, r: Node) -> None:
+        m = r.child("m")
+        assert m is not None
+        f.delete_entry(d, m.children[-1])
+        f.insert(d, m, "e", 5)
+
+    assert edited("m:\n  a: 1\n  b:\n    x: 1\n  c: |\n    t\nz: 0\n", swapped) == "m:\n  a: 1\n  b:\n    x: 1\n  e: 5\nz: 0\n"
+    assert edited("l:\n  - a\n  - b\n", lambda f, d, r: (f.delete_entry(d, r.at("l.1")), f.insert(d, r.at("l"), None, "c"))) \
+        == "l:\n  - a\n  - c\n"
