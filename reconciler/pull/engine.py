@@ -610,8 +610,10 @@ class Puller:
             loc.file.delete_entry(loc.doc, node)
             self.result.edits.append(Edit(r.address, path, loc.file.path, node.key_line, "remove", old, None))
             return
+        # key by key while one declared key stays to anchor the new ones (a block mapping emptied
+        # of its last key reads {}, which nothing can be added under): else written whole
         if isinstance(old, dict) and isinstance(new, dict) and node.kind == "map" \
-                and (node.style == "block" or set(old) == set(new)):
+                and ((node.style == "block" and not set(old).isdisjoint(new)) or set(old) == set(new)):
             for k, v in old.items():
                 if k not in new or _canon(v) != _canon(new[k]):  # changed, or removed (ABSENT)
                     self.write(r, f"{path}.{k}", v, new.get(k, ABSENT), self._child(loc, k))
@@ -652,7 +654,7 @@ class Puller:
         key = (loc.file.path, loc.node.start)
         if key in self._written:
             if _canon(self._written[key]) != _canon(value):
-                self.result.conflicts.append(Conflict(loc.file.path, loc.file.doc_path(loc.doc, loc.node), None,
+                self.result.conflicts.append(Conflict(loc.file.path, loc.file.doc_path(loc.node), None,
                                                       self._written[key], value,
                                                       f"{loc.file.path}:{loc.node.key_line}"))
             return False

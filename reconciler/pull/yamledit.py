@@ -85,6 +85,9 @@ class YamlFile:
         self.docs = _parse(self.text)
         self._splices: list[tuple[int, int, int, str]] = []  # (start, order made, end, new text)
         self._checks: list[tuple[int, str, Any]] = []  # (document index, path, value expected after)
+        # items removed from (-1) or inserted into (+1) a sequence: (document index, its path, at which index)
+        self._moves: list[tuple[int, str, int, int]] = []
+        self._deleted: set[int] = set()  # the id of each node delete_entry removed
         self.removed_docs: set[int] = set()
         self.appended: list[dict[str, Any]] = []  # documents added at the end
         self._doc_lines: list[int] | None = None  # each document's first line (doc_of_line)
@@ -121,7 +124,9 @@ class YamlFile:
                 return d, p, node
         return None
 
-    def doc_path(self, doc: Doc, node: Node) -> str:
+    @staticmethod
+    def doc_path(node: Node) -> str:
+        """The dotted path of ``node`` in its document (keys, and list indexes)."""
         parts: list[str] = []
         while node.parent is not None:
             parent = node.parent
@@ -145,12 +150,17 @@ class YamlFile:
         else:
             flow = _in_flow(node)
             indent = _indent_of(self.text, node.start) + 2
-            text = scalar(value, node.style, indent, self.newline, flow) \
+            # a block scalar given a value that is no string: written as plain as it reads back, its line break kept
+            block_node = node.kind == "scalar" and node.style in ("|", ">")
+            text = scalar(value, None if block_node else node.style, indent, self.newline, flow) \
                 if not isinstance(value, dict | list) or not value else flow_text(value)
+            if block_node:
+                original = self.text[node.start:node.end]
+                text += original[len(original.rstrip(" \t\r\n")):]
             if text.startswith(("|", ">")) and self.text.startswith(("\n", "\r\n"), node.end):
                 text = text.rstrip("\r\n")  # a block scalar in place of a one-line one: its line break is there
             self._splice(node.start, node.end, text)
-        self._checks.append((doc.index, self.doc_path(doc, node), value))
+        self._checks.append((doc.index, self.doc_path(node), value))
 
     def _block_scalar(self, node: Node, value: str) -> str:
         original = self.text[node.start:node.end]
@@ -173,8 +183,12 @@ class YamlFile:
         parent = node.parent
         if parent is None or (parent.style == "flow" and parent.kind != "map"):
             raise EditError("flow sequences are rewritten whole")
+        self._deleted.add(id(node))
         if parent.kind == "map":  # an item's index moves when one before it goes: only keys are checked
-            self._checks.append((doc.index, self.doc_path(doc, node), _GONE))
+            self._checks.append((doc.index, self.doc_path(node), _GONE))
+        else:  # the items after it move up one: the checks below them read there
+            at = next(n for n, c in enumerate(parent.children) if c is node)
+            self._moves.append((doc.index, self.doc_path(parent), at, -1))
         if len(parent.children) == 1:
             self._splice(parent.start, parent.end, "{}" if parent.kind == "map" else "[]")
             return
@@ -202,18 +216,23 @@ class YamlFile:
         first = parent.children[0]  # new lines are indented as the first entry (an item: its dash)
         indent = _dash_col(self.text, first) if parent.kind == "seq" else first.key_col - 1
         nl = self.newline
-        sibling = before or parent.children[-1]
+        # after the last entry still there: one removed takes its lines, which nothing may be added to
+        last = next((c for c in reversed(parent.children) if id(c) not in self._deleted), parent.children[-1])
+        sibling = before or last
         if key is not None:
             body = entry(key, value, indent, nl)
         elif sibling.style == "flow" and isinstance(value, dict | list):  # items written like their siblings
             body = "- " + flow_text(value)
         else:
             body = "- " + item(value, indent + 2, nl)
+        if key is None:  # the items from ``before`` on move down one
+            index = next((n for n, c in enumerate(parent.children) if c is before), len(parent.children))
+            self._moves.append((doc.index, self.doc_path(parent), index, 1))
         if before is not None:
             at = self.text.rfind("\n", 0, before.key_start) + 1
             self._splice(at, at, " " * indent + body + nl)
         else:
-            at = _line_end(self.text, parent.children[-1].end)
+            at = _line_end(self.text, last.end)
             if at > 0 and self.text[at - 1] == "\n":
                 at -= 2 if self.text[at - 2:at] == "\r\n" else 1
             self._splice(at, at, nl + " " * indent + body)
@@ -254,7 +273,7 @@ class YamlFile:
         docs = parse_documents(text, self.path, problems)
         if problems:
             raise EditError(f"{self.path}: the edited file would not parse ({problems[0]}); nothing written")
-        kept = [d for d in self.docs if d.index not in self.removed_docs and d.root is not None]
+        kept = [d for d in self.docs if d.index not in self.removed_docs and not _empty(d)]
         if len(docs) != len(kept) + len(self.appended) \
                 or [d.value for d in docs[len(kept):]] != self.appended:
             raise EditError(f"{self.path}: the edit would change the documents of the file; nothing written")
@@ -262,12 +281,31 @@ class YamlFile:
         for doc_index, path, want in self._checks:
             if doc_index not in index:
                 continue
-            got = _get(docs[index[doc_index]].value, path)
+            got = _get(docs[index[doc_index]].value, self._moved(doc_index, path))
             if (got is not _GONE or want is not _GONE) and got != want:
                 raise EditError(f"{self.path}: {path or 'document'} would not read back as written; nothing written")
 
+    def _moved(self, doc_index: int, path: str) -> str:
+        """``path`` (its indices as the file had them) where it reads after the items removed and inserted."""
+        parts = path.split(".") if path else []
+        out = list(parts)
+        for i, part in enumerate(parts):
+            if not part.isdigit():
+                continue
+            seq, n = ".".join(parts[:i]), int(part)
+            out[i] = str(n + sum(step for d, p, at, step in self._moves
+                                 if d == doc_index and p == seq and (at < n if step < 0 else at <= n)))
+        return ".".join(out)
+
 
 _GONE: Any = object()  # what a path removed (or never there) reads as
+_NULLS = ("", "~", "null", "Null", "NULL")
+
+
+def _empty(doc: Doc) -> bool:
+    """A document that reads as null (``---`` with nothing after it): parse_documents skips it."""
+    root = doc.root
+    return root is None or (root.kind == "scalar" and root.style is None and root.text in _NULLS)
 
 
 def _get(value: Any, path: str) -> Any:

@@ -3,7 +3,8 @@ client on the same file (the "platform's UI" making hand edits)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -112,3 +113,59 @@ class UI:
     def delete(self, collection: str, name: str, **params: Any) -> None:
         obj = self.find(collection, name, **params)
         self.c.delete(f"/v2/{collection}/{obj['id']}").raise_for_status()
+
+
+# ---------------------------------------------------------------- the engine alone, on live values given
+
+
+class Missing:
+    """Live has no such resource (``pulled(live={address: MISSING})``)."""
+
+
+MISSING = Missing()
+
+
+def pulled(monkeypatch: Any, tree: Any, live: Mapping[str, Any], **options: Any) -> Any:
+    """``puller(...)``, run: its result."""
+    return puller(monkeypatch, tree, live, **options).run()
+
+
+def puller(monkeypatch: Any, tree: Any, live: Mapping[str, Any], *, files: Sequence[str] | None = None,
+           others: Sequence[Any] = (), base: Any = None, remove_absent: bool = False,
+           notes: Mapping[str, list[str]] | None = None, examples: Mapping[str, Any] | None = None) -> Any:
+    """One pull by the engine alone (no emulator): ``live`` gives, per address, the live value of each
+    declared path that differs (``{path: value}``, ``ABSENT`` for a field live lacks), or the edits
+    themselves (a list of ``FieldEdit``), or ``MISSING``; an address not given is live as declared.
+    ``notes``: write-only differences; ``examples``: an ``ExamplesEdit`` per address (the same after the edits).
+    The tree loaded again after the edits is compared the same way (a value written is a value equal).
+    Not run: ``pulled`` runs it."""
+    from reconciler.model import LiveState
+    from reconciler.plan import liveview
+    from reconciler.pull import engine
+    from reconciler.pull.engine import Puller
+
+    def diff(r: Any, _: Any) -> Any:
+        out = liveview.ResourceDiff(r)
+        given = live.get(r.address, {})
+        out.notes = list((notes or {}).get(r.address, []))
+        out.examples = (examples or {}).get(r.address)
+        if given is MISSING:
+            out.missing = True
+        elif isinstance(given, list):
+            out.edits = list(given)
+        else:
+            for path, value in given.items():
+                old = engine._get(r.spec, path)
+                if engine._canon(old) != engine._canon(value):
+                    out.edits.append(liveview.FieldEdit(path, old, value))
+        return out
+
+    monkeypatch.setattr(engine, "resource_diff", diff)
+    if files is None:  # as the command line lists them: every manifest but the var files
+        from reconciler.manifests.loader import manifest_files
+
+        var_files = {os.path.realpath(v) for v in tree.var_files}
+        files = [f for f in manifest_files(tree.paths, []) if os.path.realpath(f) not in var_files]
+    stdin = "-" in tree.paths  # read once, as the command line does: no tree to load again
+    return Puller(tree.load(), LiveState(), list(files), base, tree=None if stdin else tree,
+                  others=others, remove_absent=remove_absent)

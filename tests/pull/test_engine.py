@@ -837,3 +837,19 @@ def test_keys_removed_and_added_live_in_a_block_mapping_take_their_own_lines(cli
             ("version.invocation_params.top_p", 10, "add", None, 0.9))]
     assert tree.read_text() == text.replace("    temperature: 0.5  # gone\n", "") + "    top_p: 0.9\n"
     assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0
+
+
+def test_a_block_mapping_whose_every_key_changed_live_is_written_whole(cli: Cli, tmp_path: Path) -> None:
+    text = ("kind: Prompt\nspace: research\nname: p\ndescription: words\nversion:\n  commit_message: first\n"
+            "  provider: VENDOR_A\n  messages: [{role: user, content: hi}]\n  invocation_params:\n"
+            "    temperature: 0.5\n")
+    tree = applied(cli, tmp_path, text)
+    with ui(tmp_path) as api:
+        api.new_prompt_version("research", "p", commit_message="first", invocation_params={"top_p": 0.9})
+    out = cli("pull", "tree.yaml", "--write", "--format", "json")
+    assert out.exit_code == 2, out.output
+    assert json.loads(out.stdout)["edits"] == [
+        {"address": "Prompt/research/p", "path": "version.invocation_params", "file": "tree.yaml", "line": 9,
+         "action": "update", "before": {"temperature": 0.5}, "after": {"top_p": 0.9}}]
+    assert tree.read_text() == text.replace("temperature: 0.5", "top_p: 0.9")
+    assert cli("plan", "tree.yaml", "--detailed-exitcode").exit_code == 0

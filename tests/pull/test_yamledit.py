@@ -9,7 +9,9 @@ import pytest
 import yaml
 
 from reconciler.pull.yamledit import (
+    Doc,
     EditError,
+    Node,
     YamlFile,
     block,
     block_scalar,
@@ -70,7 +72,7 @@ def test_documents_are_found_by_line_and_nodes_by_position_and_path() -> None:
     doc = f.docs[1]
     assert doc.root is not None
     node = doc.root.at("list.1.v")
-    assert node is not None and node.text == "2" and f.doc_path(doc, node) == "list.1.v"
+    assert node is not None and node.text == "2" and f.doc_path(node) == "list.1.v"
     assert doc.root.at("list.x") is None and doc.root.at("list.1.v.deeper") is None and doc.root.at("") is doc.root
 
 
@@ -409,3 +411,97 @@ def test_a_new_item_takes_the_indent_of_the_first_items_dash() -> None:
 def test_a_block_scalar_replaced_keeps_its_indent_and_the_lines_after_it(text: str, path: str, value: str,
                                                                           after: str) -> None:
     assert edited(text, lambda f, d, r: f.replace(d, r.at(path), value)) == after
+
+
+@pytest.mark.parametrize("tail", ["---\n", "---\n# the end\n", "--- ~\n", "---\n---\nb: 2\n"])
+def test_a_file_with_an_empty_document_is_edited(tail: str) -> None:
+    """An empty document (a ``---`` with nothing after it, or null) is no document the edit changes."""
+    assert edited("a: 1\n" + tail, lambda f, d, r: f.replace(d, r.child("a"), 2)) == "a: 2\n" + tail
+
+
+def test_an_item_changed_after_items_removed_or_inserted_before_it_reads_back_where_it_moved() -> None:
+    text = "l:\n  - a\n  - b\n  - x: 1\n"
+
+    def removed_then_changed(f: YamlFile, d: Doc, r: Node) -> None:
+        items = r.child("l")
+        assert items is not None
+        f.delete_entry(d, items.children[0])
+        f.replace(d, items.children[2].children[0], 2)
+
+    def inserted_then_changed(f: YamlFile, d: Doc, r: Node) -> None:
+        items = r.child("l")
+        assert items is not None
+        f.insert(d, items, None, "new", items.children[0])
+        f.insert(d, items, None, "last")
+        f.replace(d, items.children[2].children[0], 2)
+
+    assert edited(text, removed_then_changed) == "l:\n  - b\n  - x: 2\n"
+    assert edited(text, inserted_then_changed) == "l:\n  - new\n  - a\n  - b\n  - x: 2\n  - last\n"
+
+
+def test_a_block_scalar_keeps_its_style_for_a_one_line_value_and_a_multi_line_one_loses_no_character() -> None:
+    assert edited("a: |\n  x\n  y\nb: 1\n", lambda f, d, r: f.replace(d, r.child("a"), "z")) == "a: |-\n  z\nb: 1\n"
+    assert edited("a: >\n  x\nb: 1\n", lambda f, d, r: f.replace(d, r.child("a"), "z")) == "a: >-\n  z\nb: 1\n"
+    assert edited("a: >\n  x y\nb: 1\n", lambda f, d, r: f.replace(d, r.child("a"), "p q\nr")) == \
+        "a: >-\n  p q\n\n  r\nb: 1\n"
+    assert edited("a: x\nb: 1\n", lambda f, d, r: f.replace(d, r.child("a"), "p q\nrX")) == "a: |-\n  p q\n  rX\nb: 1\n"
+
+
+def test_a_multi_line_value_is_indented_below_its_own_key() -> None:
+    assert edited("x: 1\ny:\n  a: z\n", lambda f, d, r: f.replace(d, r.at("y.a"), "one\ntwo")) == \
+        "x: 1\ny:\n  a: |-\n    one\n    two\n"
+    assert edited("\n  a: z\n", lambda f, d, r: f.replace(d, r.child("a"), "one\ntwo")) == "\n  a: |-\n    one\n    two\n"
+
+
+def test_an_empty_collection_and_a_tagged_value_are_replaced_in_place() -> None:
+    assert edited("a: {}\nb: 1\n", lambda f, d, r: f.replace(d, r.child("a"), {"x": 1})) == "a: {x: 1}\nb: 1\n"
+    assert edited("a: []\nb: 1\n", lambda f, d, r: f.replace(d, r.child("a"), [1])) == "a: [1]\nb: 1\n"
+    assert edited("a: !!str x\n", lambda f, d, r: f.replace(d, r.child("a"), "y")) == "a: !!str y\n"
+
+
+def test_a_key_that_reads_as_a_number_is_removed() -> None:
+    assert removed("m:\n  0: a\n  1: b\n", "m.0") == "m:\n  1: b\n"
+
+
+@pytest.mark.parametrize(("value", "text"), [("\x07x", '"\\u0007x"'), ("a #b", "'a #b'")])
+def test_a_string_a_plain_scalar_would_not_read_back_as_is_quoted(value: str, text: str) -> None:
+    assert scalar(value, None, 2, "\n", False) == text
+
+
+def test_a_node_is_found_on_its_line_whatever_comes_before_the_first_document() -> None:
+    f = parsed("\na: 1\n---\nb: 2\n")
+    found = f.find(2, 1, ["a"])
+    assert found is not None and found[0] is f.docs[0] and found[2].text == "1"
+    assert parsed("# a comment\na: 1\n").find(1, 1, ["a"]) is None  # no document holds line 1
+
+
+def test_a_file_that_would_not_parse_names_itself_in_the_error() -> None:
+    f = parsed("m:\n  k: 1\n")
+    doc = f.docs[0]
+    assert doc.root is not None
+    m = doc.root.child("m")
+    assert m is not None
+    f.delete_entry(doc, m.children[0])
+    f.insert(doc, m, "j", 2)  # after the last entry, gone: the emptied mapping reads {}
+    with pytest.raises(EditError, match=r"^t\.yaml: the edited file would not parse \(t\.yaml:"):
+        f.render()
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (5, "5"), (None, "null"), ([], "[]"), ({}, "{}"), ({"k": 1}, "{k: 1}"), ([1, 2], "[1, 2]")])
+def test_a_block_scalar_given_a_value_that_is_no_string_is_written_on_its_line(value: object, text: str) -> None:
+    assert edited("a: |\n  x\nb: 1\n", lambda f, d, r: f.replace(d, r.child("a"), value)) == f"a: {text}\nb: 1\n"
+    assert edited("a: >-\r\n  x\r\n\r\nb: 1\r\n", lambda f, d, r: f.replace(d, r.child("a"), value)) == \
+        f"a: {text}\r\n\r\nb: 1\r\n"
+
+
+def test_an_entry_added_where_the_last_one_was_removed_follows_the_last_one_kept() -> None:
+    def swapped(f: YamlFile, d: Doc, r: Node) -> None:
+        m = r.child("m")
+        assert m is not None
+        f.delete_entry(d, m.children[-1])
+        f.insert(d, m, "e", 5)
+
+    assert edited("m:\n  a: 1\n  b:\n    x: 1\n  c: |\n    t\nz: 0\n", swapped) == "m:\n  a: 1\n  b:\n    x: 1\n  e: 5\nz: 0\n"
+    assert edited("l:\n  - a\n  - b\n", lambda f, d, r: (f.delete_entry(d, r.at("l.1")), f.insert(d, r.at("l"), None, "c"))) \
+        == "l:\n  - a\n  - c\n"
