@@ -646,3 +646,34 @@ def test_ctrl_c_while_several_calls_are_in_flight_waits_for_each_and_reports_eac
     statuses = [(o.op.id, o.status) for o in report.outcomes]
     assert statuses == [("c0", APPLIED), ("c1", APPLIED), ("c2", APPLIED),
                         ("c3", SKIPPED), ("c4", SKIPPED), ("c5", SKIPPED)]
+
+
+def test_a_slot_freed_by_one_call_starts_the_next_while_another_is_still_in_flight() -> None:
+    third_started = asyncio.Event()
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v2/slow":
+            await asyncio.wait_for(third_started.wait(), 5)  # ends only once c has started beside it
+        if request.url.path == "/v2/c":
+            third_started.set()
+        return httpx.Response(200, json={"id": "x"})
+
+    plan = Plan(operations=(create_op("slow", "PUT", "/v2/slow", {}), create_op("fast", "PUT", "/v2/fast", {}),
+                            create_op("c", "PUT", "/v2/c", {})))
+    report = run_plan(plan, strict_client(handler), parallelism=2)
+    assert [(o.op.id, o.status) for o in report.outcomes] == [("slow", APPLIED), ("fast", APPLIED), ("c", APPLIED)]
+
+
+def test_a_stop_asked_while_calls_are_in_flight_waits_for_them_reports_them_and_starts_nothing_more() -> None:
+    started: list[str] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        started.append(request.url.path)
+        await asyncio.sleep(0.01 * len(started))  # c1 still in flight when c0 has answered
+        return httpx.Response(200, json={"id": "x"})
+
+    plan = Plan(operations=tuple(create_op(f"c{i}", "PUT", f"/v2/c{i}", {}) for i in range(4)))
+    report = run_plan(plan, strict_client(handler), parallelism=2, stop=lambda: len(started) >= 2)
+    assert report.interrupted and started == ["/v2/c0", "/v2/c1"]
+    assert [(o.op.id, o.status) for o in report.outcomes] == [("c0", APPLIED), ("c1", APPLIED),
+                                                              ("c2", SKIPPED), ("c3", SKIPPED)]

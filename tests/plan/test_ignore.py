@@ -6,6 +6,7 @@ the resources their ``match`` globs name; a rule matching nothing declared is a 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -430,3 +431,12 @@ def test_a_field_left_out_for_one_plan_is_still_declared_for_the_next(tmp_path: 
     first, again = make_plan(tree, live), make_plan(tree, live)
     assert (first.operations, first.warnings) == ((), ())
     assert (again.operations, again.warnings, len(again.ignored)) == ((), (), 1)
+
+
+def test_a_rule_of_a_resource_built_without_sources_is_listed_without_a_place(tmp_path: Path) -> None:
+    text = PROMPT.format(rules="ignore_changes: [description]\n", extra="")
+    (tmp_path / "t.yaml").write_text(text)
+    manifests = load_manifests(["t.yaml"])
+    bare = replace(manifests, resources=tuple(replace(r, sources={}) for r in manifests.resources))
+    plan = make_plan(bare, prompt_live())
+    assert listed(plan) == [("Prompt/research/p", "description", "d", "declared", None)]
