@@ -568,6 +568,9 @@ def run(modules: list[str], max_children: int, *, again: bool = False) -> int:
     if not names:
         print("every mutant in scope of these modules is killed; --again runs them all")
         return 0
+    for path in modules:  # copied by a run that did not mutate it (not in only_mutate then): made again
+        if not _meta_path(path).exists():
+            (ROOT / "mutants" / path).unlink(missing_ok=True)
     # which tests reach which function, collected again for the code and tests as they are now:
     # mutmut keeps the map of its first run, and a function added or moved since would have no test
     (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
