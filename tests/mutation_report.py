@@ -4,6 +4,7 @@
     python -m tests.mutation_report --run --module reconciler/plan/lifecycle.py   # of one module
     python -m tests.mutation_report --run --again --module ...      # every mutant of it again
     python -m tests.mutation_report --write docs/testing.md         # the doc from the last results
+    python -m tests.mutation_report --merge OTHER.json --write docs/testing.md   # with another run's
 
 Results are kept between runs and machines in ``tests/mutation_results.json`` (see ``restore``):
 a run checks the mutants not killed yet (never run, or surviving: a test added since may kill
@@ -24,6 +25,8 @@ renumbers them; the function and the text stay until the line itself is edited.
 from __future__ import annotations
 
 import argparse
+import ast
+import hashlib
 import json
 import os
 import subprocess
@@ -517,6 +520,55 @@ def keep() -> None:
     RESULTS.write_text(results_text(results), encoding="utf-8")
 
 
+def function_hashes(source: str) -> dict[str, str]:
+    """The hash mutmut gives each function of a module's source (``hash_by_function_name`` of its
+    meta): the first 12 hex digits of the sha256 of the function's ``ast.dump`` without field names,
+    keyed by its mangled name."""
+    hashes: dict[str, str] = {}
+
+    def visit(body: list[ast.stmt], cls: str = "") -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                key = f"xǁ{cls}ǁ{node.name}" if cls else f"x_{node.name}"
+                hashes[key] = hashlib.sha256(ast.dump(node, annotate_fields=False).encode()).hexdigest()[:12]
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{cls}.{node.name}" if cls else node.name)
+
+    visit(ast.parse(source).body)
+    return hashes
+
+
+def _verdict(a: int | None, b: int | None) -> int | None:
+    """Of two runs' exit codes for one mutant: killed by either is killed; else a survivor is one."""
+    if a in KILLED or b in KILLED:
+        return a if a in KILLED else b
+    return a if a not in NOT_CHECKED else b
+
+
+def merge(ours: Mapping[str, Mapping[str, tuple[str, list[int | None]]]],
+          theirs: Mapping[str, Mapping[str, tuple[str, list[int | None]]]],
+          source: Callable[[str], str]) -> dict[str, dict[str, tuple[str, list[int | None]]]]:
+    """Two runs' results as one (runs in other worktrees or on other machines, say with a test
+    selection narrowed to a module's own tests): of a function both ran as its ``source`` has it now,
+    each mutant's verdict by ``_verdict``; of a function only one ran as it is now, that run's; of a
+    function neither ran as it is now, ours (mutmut clears it on the next run)."""
+    out: dict[str, dict[str, tuple[str, list[int | None]]]] = {}
+    for path in sorted({*ours, *theirs}):
+        now = function_hashes(source(path))
+        a, b = ours.get(path, {}), theirs.get(path, {})
+        functions: dict[str, tuple[str, list[int | None]]] = {}
+        for f in sorted({*a, *b}):
+            current = [r for r in (a.get(f), b.get(f)) if r is not None and r[0] == now.get(f)]
+            if len(current) == 2 and len(current[0][1]) == len(current[1][1]):
+                functions[f] = (current[0][0], [_verdict(x, y) for x, y in zip(*(r[1] for r in current), strict=True)])
+            elif current:
+                functions[f] = current[0]
+            else:
+                functions[f] = a.get(f) or b[f]
+        out[path] = functions
+    return out
+
+
 def explained(modules: Iterable[str]) -> set[str]:
     """The surviving mutants of ``modules`` recorded as equivalent, found by the text ``mutants/``
     shows them with (none on a machine where mutmut has not made them yet)."""
@@ -588,7 +640,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--again", action="store_true", help="run every mutant of the modules, killed ones too")
     parser.add_argument("--write", metavar="FILE", help="write the report here (default: print it)")
+    parser.add_argument("--merge", metavar="FILE", action="append", default=[],
+                        help="first merge another run's results file into the stored ones (repeatable)")
     args = parser.parse_args(argv)
+    for other in args.merge:
+        merged = merge(stored_results(), stored_results(Path(other).read_text(encoding="utf-8")),
+                       lambda path: (ROOT / path).read_text(encoding="utf-8"))
+        RESULTS.write_text(results_text(merged), encoding="utf-8")
+        print(f"merged {other} into {RESULTS.relative_to(ROOT)}")
     modules = args.module or list(SCOPE)
     if args.run:
         code = run(modules, args.max_children, again=args.again)

@@ -87,3 +87,44 @@ def test_a_survivor_recorded_equivalent_is_not_run_again(root: Path) -> None:
     meta.write_text(json.dumps(META))
     assert f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_2" not in report.pending(
         [LIMIT], skip={f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_2"})
+
+
+SOURCE = '''
+class AdaptiveLimit:
+    def _learn(self):
+        return 1
+
+    def acquire(self):
+        return 2
+
+
+def release():
+    return 3
+'''
+
+
+def test_runs_elsewhere_merge_a_mutant_killed_in_either_is_killed_and_an_edited_function_keeps_its_run() -> None:
+    now = report.function_hashes(SOURCE)
+    assert set(now) == {"xǁAdaptiveLimitǁ_learn", "xǁAdaptiveLimitǁacquire", "x_release"}
+    learn, acquire = now["xǁAdaptiveLimitǁ_learn"], now["xǁAdaptiveLimitǁacquire"]
+    ours = {LIMIT: {"xǁAdaptiveLimitǁ_learn": (learn, [1, 0, None, 0]),
+                    "xǁAdaptiveLimitǁacquire": ("old", [1, 1]),
+                    "x_release": ("old", [None])}}
+    theirs = {LIMIT: {"xǁAdaptiveLimitǁ_learn": (learn, [None, 1, 0, 0]),
+                      "xǁAdaptiveLimitǁacquire": (acquire, [0, None, None]),
+                      "x_gone": ("zz", [1])}}
+    merged = report.merge(ours, theirs, lambda path: SOURCE)[LIMIT]
+    assert merged["xǁAdaptiveLimitǁ_learn"] == (learn, [1, 1, 0, 0])
+    assert merged["xǁAdaptiveLimitǁacquire"] == (acquire, [0, None, None])  # only theirs ran it as it is now
+    assert merged["x_release"] == ("old", [None])  # neither: ours, cleared by mutmut's next run
+    assert merged["x_gone"] == ("zz", [1])
+
+
+def test_a_function_hashes_as_mutmut_hashes_it() -> None:
+    """mutmut's hashes of the functions not edited since the stored run are ours (a formula that
+    differed would match none)."""
+    matched = 0
+    for path, functions in report.stored_results().items():
+        now = report.function_hashes((report.ROOT / path).read_text(encoding="utf-8"))
+        matched += sum(now.get(f) == h for f, (h, _) in functions.items())
+    assert matched > 100
