@@ -3,6 +3,7 @@
     python -m tests.mutation_report --run --write docs/testing.md   # what is left to check (long)
     python -m tests.mutation_report --run --module reconciler/plan/lifecycle.py   # of one module
     python -m tests.mutation_report --run --again --module ...      # every mutant of it again
+    python -m tests.mutation_report --run --module M --tests tests/pull   # with only these tests (quick)
     python -m tests.mutation_report --write docs/testing.md         # the doc from the last results
     python -m tests.mutation_report --merge OTHER.json --write docs/testing.md   # with another run's
 
@@ -610,9 +611,11 @@ def pending(modules: Iterable[str], skip: Collection[str] = ()) -> list[str]:
     return names
 
 
-def run(modules: list[str], max_children: int, *, again: bool = False) -> int:
+def run(modules: list[str], max_children: int, *, again: bool = False, tests: Collection[str] = ()) -> int:
     """``mutmut run`` over what is left to check in ``modules`` (``again``: every mutant of them),
-    from the stored results; the results are stored again even when the run is interrupted."""
+    from the stored results; the results are stored again even when the run is interrupted.
+    ``tests`` (paths) narrows the test selection to them: a mutant they kill is killed, one that
+    survives them is a survivor until a run with the whole selection says otherwise."""
     restored = restore()
     if restored:
         print(f"results of {len(restored)} modules restored from {RESULTS.relative_to(ROOT)}")
@@ -628,7 +631,8 @@ def run(modules: list[str], max_children: int, *, again: bool = False) -> int:
     (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     command = [str(MUTMUT), "run", "--max-children", str(max_children), *names]
     try:
-        return subprocess.run(command, cwd=ROOT, check=False).returncode
+        env = {**os.environ, "MUTATION_TESTS": os.pathsep.join(tests)} if tests else None
+        return subprocess.run(command, cwd=ROOT, check=False, env=env).returncode
     finally:
         keep()
 
@@ -639,6 +643,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--module", action="append", choices=sorted(SCOPE), help="only this module (repeatable)")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--again", action="store_true", help="run every mutant of the modules, killed ones too")
+    parser.add_argument("--tests", metavar="PATH", action="append", default=[],
+                        help="run only the tests under PATH (repeatable): a module's own, for a quick run")
     parser.add_argument("--write", metavar="FILE", help="write the report here (default: print it)")
     parser.add_argument("--merge", metavar="FILE", action="append", default=[],
                         help="first merge another run's results file into the stored ones (repeatable)")
@@ -650,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"merged {other} into {RESULTS.relative_to(ROOT)}")
     modules = args.module or list(SCOPE)
     if args.run:
-        code = run(modules, args.max_children, again=args.again)
+        code = run(modules, args.max_children, again=args.again, tests=args.tests)
         if code != 0:
             return code
     replaced = Path(args.write) if args.write else None

@@ -4,6 +4,9 @@ a run starts from them, checks what is not killed yet, and stores them again."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +131,12 @@ def test_a_function_hashes_as_mutmut_hashes_it() -> None:
         now = report.function_hashes((report.ROOT / path).read_text(encoding="utf-8"))
         matched += sum(now.get(f) == h for f, (h, _) in functions.items())
     assert matched > 100
+
+
+def test_a_narrowed_run_collects_only_the_tests_under_its_paths() -> None:
+    env = {**os.environ, "MUTATION_TESTS": "tests/test_kinds.py"}
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "tests/test_kinds.py", "tests/test_mutation_equivalents.py"],
+                         cwd=report.ROOT, env=env, capture_output=True, text=True, check=True).stdout
+    assert "tests/test_kinds.py" in out  # quiet twice (addopts): a line per file of what runs
+    assert "test_mutation_equivalents" not in out
