@@ -510,11 +510,9 @@ def _presets_as_live(want: list[Mapping[str, Any]], have: list[Mapping[str, Any]
         lp = by_name.get(p["name"])
         if lp is None:
             continue
-        item = dict(p)
-        if "description" in p and p["description"] != lp.get("description"):
+        item = {**p, "config": lp.get("config")}
+        if "description" in p:
             item["description"] = lp.get("description")
-        if p.get("config", {}) != lp.get("config"):
-            item["config"] = lp.get("config")
         out.append(item)
     declared = {p.get("name") for p in want}
     for lp in have:

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 
 from reconciler.emulator.core import PROBLEM_TITLES
-from reconciler.providers import AUTH_MODES, LLM_CONFIG_FIELDS, PROVIDERS
+from reconciler.providers import AGENT_FIELDS, AUTH_MODES, LLM_CONFIG_FIELDS, PROVIDERS
 
 from . import (
     CANARY,
@@ -298,3 +299,67 @@ def test_responses_match_the_openapi_document(client: httpx.Client) -> None:
     for item in created:
         assert not list(validator.iter_errors(item)), item["config"]
     assert PROBLEM_TITLES[422][0] == "Unprocessable Entity"
+
+
+def _another_type(value: Any) -> Any:
+    """A JSON value of another type than ``value``."""
+    return "a string" if not isinstance(value, str) else 0
+
+
+AUTH_SAMPLES = {
+    "DEFAULT": {"auth_type": "DEFAULT", "role_arn": "arn:aws:iam::123456789012:role/reader", "external_id": "x-1",
+                "base_url": "https://bedrock.example/v1"},
+    "BEARER_TOKEN": {"auth_type": "BEARER_TOKEN", "api_key": f"{CANARY}-t", "base_url": "https://bedrock.example/v1"},
+    "PROXY_WITH_HEADERS": {"auth_type": "PROXY_WITH_HEADERS", "base_url": "https://proxy.example/v1",
+                           "headers": {"X-Proxy": f"{CANARY}-p"}},
+}
+assert set(AUTH_SAMPLES) == set(AUTH_MODES)
+
+
+def _refuses_another_type_in_each_field(validator: Any, read: dict[str, Any], names: Any) -> None:
+    validator.validate(read)
+    for name in names:
+        assert not validator.is_valid({**read, name: _another_type(read[name])}), name
+        if isinstance(read[name], list) and read[name]:  # and a list: an item of another type
+            assert not validator.is_valid({**read, name: [_another_type(read[name][0])]}), name
+
+
+@pytest.mark.parametrize("provider", PROVIDER_NAMES)
+def test_the_published_read_schema_of_each_field_takes_what_a_read_shows_and_no_other_type(
+        client: httpx.Client, provider: str) -> None:
+    document = client.get("/v2/openapi.json").json()
+
+    def validator(name: str) -> Any:
+        return jsonschema.Draft202012Validator({**document, "$ref": f"#/components/schemas/{name}"})
+
+    spec = PROVIDERS[provider]
+    every = {**llm_config(provider), **{n: v for n, v in FIELD_SAMPLES.items() if n in spec.fields}}
+    config = client.get(f"/v2/integrations/{create_llm(client, provider, config=every)['id']}").json()["config"]
+    assert all(config[f.read_name] is not None for f in spec.fields.values())
+    _refuses_another_type_in_each_field(validator(f"LlmConfig{provider}"), config,
+                                        [f.read_name for f in spec.fields.values()])
+    # published nullable exactly where a read shows null (omitted on create, with no default)
+    required = {n: v for n, v in llm_config(provider).items() if n in spec.fields and spec.fields[n].required_on_create}
+    if spec.needs_model_source:
+        required["model_names"] = ["only"]
+    minimal = create_llm(client, provider, config={"provider": provider, **required})["config"]
+    for f in spec.fields.values():
+        nulled = {**config, f.read_name: None}
+        assert validator(f"LlmConfig{provider}").is_valid(nulled) == (minimal[f.read_name] is None), f.name
+    if provider == "CLOUD_D":
+        for mode, auth in AUTH_SAMPLES.items():
+            read = create_llm(client, provider, config={**llm_config(provider), "auth": auth})["config"]["auth"]
+            fields = AUTH_MODES[mode].fields.values()
+            _refuses_another_type_in_each_field(validator(f"AwsBedrockAuth{mode}"), read, [f.read_name for f in fields])
+            _refuses_another_type_in_each_field(validator("AwsBedrockAuth"), read, [f.read_name for f in fields])
+
+
+def test_the_published_read_schema_of_an_agent_takes_what_a_read_shows_and_no_other_type(client: httpx.Client) -> None:
+    document = client.get("/v2/openapi.json").json()
+    validator = jsonschema.Draft202012Validator({**document, "$ref": "#/components/schemas/AgentConfig"})
+    presets = [{"name": "p1", "description": "d", "config": {"query": "q", "top_k": 2}}]
+    config = client.get(f"/v2/integrations/{create_agent(client, request_presets=presets)['id']}").json()["config"]
+    _refuses_another_type_in_each_field(validator, config, [f.read_name for f in AGENT_FIELDS.values()])
+    preset = config["request_presets"][0]
+    for key in ("name", "description", "config"):
+        assert not validator.is_valid({**config, "request_presets": [{**preset, key: _another_type(preset[key])}]}), key
