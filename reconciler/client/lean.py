@@ -143,7 +143,7 @@ class _Connection(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Answer] = loop.create_future()
         self._answer = answer
-        self._status, self._headers, self._body = 0, [], []
+        self._body = []  # the status and headers come with the answer's head, before any of its body
         try:
             async with asyncio.timeout(limits.write):
                 await self._send(method, target, head, content)
@@ -163,8 +163,6 @@ class _Connection(asyncio.Protocol):
 
     async def _send(self, method: bytes, target: bytes, head: list[tuple[bytes, bytes]],
                     content: bytes | AsyncIterator[bytes] | None) -> None:
-        if self._transport is None or self._lost:
-            raise httpx.WriteError("the connection is closed")
         if content is None or isinstance(content, bytes):
             body = content or b""
             framing = [(b"content-length", str(len(body)).encode())] if body or method in (b"POST", b"PUT", b"PATCH") else []
@@ -230,8 +228,11 @@ class _Connection(asyncio.Protocol):
             self._deadline.reschedule(asyncio.get_running_loop().time() + self._read_timeout)
 
     def eof_received(self) -> bool | None:
-        self._h11.receive_data(b"")  # an answer framed by the end of the connection ends here
-        self._read()
+        if self._h11.their_state is h11.SEND_RESPONSE:  # the server closed before any answer
+            self._fail(httpx.RemoteProtocolError("the server closed the connection without answering"), None)
+        else:
+            self._h11.receive_data(b"")  # an answer framed by the end of the connection ends here
+            self._read()
         return None
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -240,7 +241,7 @@ class _Connection(asyncio.Protocol):
             self._writable.set_result(None)  # a writer waiting to drain wakes, and finds the connection lost
         self._writable = None
         self._fail(httpx.ReadError(f"the connection was lost: {exc}") if exc is not None else
-                   httpx.RemoteProtocolError("the server closed the connection without answering"), exc)
+                   httpx.RemoteProtocolError("the connection was closed before the answer came"), exc)
 
     def pause_writing(self) -> None:
         self._writable = asyncio.get_running_loop().create_future()
@@ -263,8 +264,7 @@ class _Connection(asyncio.Protocol):
                 elif isinstance(event, h11.EndOfMessage):
                     self._answered()
                     return
-                elif isinstance(event, h11.ConnectionClosed):
-                    self._fail(httpx.RemoteProtocolError("the server closed the connection without answering"), None)
+                elif isinstance(event, h11.ConnectionClosed):  # after a whole answer: not reused
                     return
         except h11.RemoteProtocolError as exc:
             self._fail(httpx.RemoteProtocolError(f"the answer broke HTTP/1.1: {exc}"), exc)

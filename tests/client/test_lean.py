@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import resource
 import select
 import socket
 import socketserver
 import ssl
+import struct
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -219,6 +221,17 @@ def test_a_connection_the_server_closed_while_idle_is_not_used_again() -> None:
     assert closed_while_idle() == (200, 200, 2)
 
 
+def test_a_kept_connection_the_server_closes_while_the_loop_runs_is_let_go_quietly(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def pause(c: LeanClient) -> None:
+        await asyncio.sleep(0.3)  # the server closes the kept connection: the loop sees it go
+
+    with Server(lambda s: ok(), close_idle_after=0.05) as server:
+        first, _, second = run(lean(server), get(), pause, get())
+    assert (first.status_code, second.status_code, server.connections) == (200, 200, 2)
+    assert not [r for r in caplog.records if r.name == "asyncio"]
+
+
 def closed_while_idle() -> tuple[int, int, int]:
     """Two requests with a pause between, in which the server closes the kept connection: the two
     statuses and the connections the server saw (2: the closed one was not used again)."""
@@ -269,14 +282,51 @@ def test_a_connection_dropped_mid_answer_is_a_protocol_error() -> None:
 
 
 def test_a_connection_closed_without_an_answer_is_a_protocol_error() -> None:
-    with Server(lambda s: Reply(None)) as server, pytest.raises(httpx.RemoteProtocolError):
+    with Server(lambda s: Reply(None)) as server, \
+            pytest.raises(httpx.RemoteProtocolError, match="^the server closed the connection without answering$"):
         run(lean(server), get())
+
+
+def test_a_request_in_flight_when_the_client_is_closed_fails_at_once() -> None:
+    with Server(lambda s: Reply(ok().raw, pause=2.0)) as server:
+        client = lean(server)
+
+        async def close_while_waiting() -> None:
+            request = asyncio.ensure_future(client.request("GET", "/v2/x"))
+            while not server.seen:
+                await asyncio.sleep(0.01)
+            await client.aclose()
+            with pytest.raises(httpx.RemoteProtocolError, match="^the connection was closed before the answer came$"):
+                await asyncio.wait_for(request, 1.0)
+
+        asyncio.run(close_while_waiting())
+
+
+def test_a_connection_reset_mid_answer_is_a_read_error_caused_by_the_reset() -> None:
+    with listening() as (listener, port):
+
+        def answer_part_then_reset() -> None:
+            conn, _ = listener.accept()
+            while b"\r\n\r\n" not in conn.recv(65536):
+                pass
+            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nshort")
+            time.sleep(0.2)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+            conn.close()
+
+        threading.Thread(target=answer_part_then_reset, daemon=True).start()
+        client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
+        with pytest.raises(httpx.ReadError, match="^the connection was lost: ") as caught:
+            run(client, get())
+    assert isinstance(caught.value.__cause__, ConnectionResetError)
 
 
 @pytest.mark.parametrize("raw", [b"not http at all\r\n\r\n", b"HTTP/1.1 200 OK\r\nx: " + b"a" * 16 * MAX_HEAD + b"\r\n\r\n"])
 def test_an_answer_that_is_not_http_or_has_a_head_too_large_is_a_protocol_error(raw: bytes) -> None:
-    with Server(lambda s: Reply(raw, close=True)) as server, pytest.raises(httpx.RemoteProtocolError):
+    with Server(lambda s: Reply(raw, close=True)) as server, \
+            pytest.raises(httpx.RemoteProtocolError, match="^the answer broke HTTP/1.1: ") as caught:
         run(lean(server), get())
+    assert isinstance(caught.value.__cause__, h11.RemoteProtocolError)
 
 
 def test_no_answer_within_the_read_timeout_is_a_read_timeout_and_the_connection_is_dropped() -> None:
@@ -290,7 +340,7 @@ def test_no_answer_within_the_read_timeout_is_a_read_timeout_and_the_connection_
         client = lean(server, timeout=httpx.Timeout(5.0, read=0.2))
 
         async def timed_out(c: LeanClient) -> str:
-            with pytest.raises(httpx.ReadTimeout):
+            with pytest.raises(httpx.ReadTimeout, match="^timed out waiting for the answer$"):
                 await c.request("GET", "/v2/x")
             return "timed out"
 
@@ -477,7 +527,8 @@ def test_a_redirect_is_not_followed() -> None:
     assert len(server.seen) == 1
 
 
-def test_a_server_that_stops_reading_and_closes_fails_the_write_instead_of_hanging() -> None:
+def test_a_server_that_stops_reading_and_closes_fails_the_write_instead_of_hanging(
+        caplog: pytest.LogCaptureFixture) -> None:
     with listening() as (listener, port):
 
         def accept_and_drop() -> None:
@@ -489,6 +540,8 @@ def test_a_server_that_stops_reading_and_closes_fails_the_write_instead_of_hangi
         client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
         with pytest.raises(httpx.WriteError):  # not sent whole: not a lost answer (ReadError)
             run(client, lambda c: c.request("POST", "/v2/x", content=b"x" * 50_000_000))
+    gc.collect()  # the answer's failure was seen: asyncio logs no "exception was never retrieved"
+    assert not [r for r in caplog.records if r.name == "asyncio"]
 
 
 def test_a_body_the_server_does_not_read_within_the_write_timeout_is_a_write_timeout() -> None:
@@ -503,7 +556,7 @@ def test_a_body_the_server_does_not_read_within_the_write_timeout_is_a_write_tim
         client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=httpx.Timeout(5.0, write=0.3),
                             ssl_context=None, keep=1)
         try:
-            with pytest.raises(httpx.WriteTimeout):
+            with pytest.raises(httpx.WriteTimeout, match="^timed out sending the request$"):
                 run(client, lambda c: c.request("POST", "/v2/x", content=b"x" * 50_000_000))
         finally:
             for conn in held:
