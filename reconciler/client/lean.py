@@ -181,8 +181,10 @@ class _Connection(asyncio.Protocol):
         await self._drained()
 
     def _write(self, data: bytes | None) -> None:
-        if self._lost or self._transport is None:
-            raise httpx.WriteError("the server closed the connection while the request was sent")
+        """Hand ``data`` to the transport. A connection lost is found by ``_drained``, which follows
+        every write before the request is sent (a transport that lost its connection drops what it
+        is given)."""
+        assert self._transport is not None
         if data:
             self._transport.write(data)
 
@@ -211,9 +213,8 @@ class _Connection(asyncio.Protocol):
         return bool(select.select([sock], [], [], 0)[0])
 
     def close(self) -> None:
-        self._lost = True
-        if self._transport is not None:
-            self._transport.close()
+        assert self._transport is not None
+        self._transport.close()
 
     # ------------------------------------------------------------------ asyncio's callbacks
 

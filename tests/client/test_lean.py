@@ -581,3 +581,146 @@ def test_a_body_larger_than_the_buffers_waits_for_a_server_that_reads_late_and_i
                             ssl_context=None, keep=1)
         (answer,) = run(client, lambda c: c.request("POST", "/v2/x", content=body))
     assert answer.status_code == 200 and answer.content == b"ok"
+
+
+@pytest.mark.parametrize(("scheme", "port"), [("http", 80), ("https", 443)])
+def test_a_url_without_a_port_connects_to_its_scheme_s_port(monkeypatch: pytest.MonkeyPatch, scheme: str,
+                                                            port: int) -> None:
+    asked: list[tuple[Any, ...]] = []
+
+    def resolve(host: str, port: Any, *args: Any, **kw: Any) -> list[Any]:
+        asked.append((host, port, *args, *sorted(kw.items())))
+        raise socket.gaierror(-2, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    client = LeanClient(f"{scheme}://api.test", headers={}, timeout=TIMEOUT, ssl_context=ssl.create_default_context(),
+                        keep=1)
+    with pytest.raises(httpx.ConnectError, match=r"^\[Errno -2\] Name or service not known$") as caught:
+        run(client, get())
+    assert isinstance(caught.value.__cause__, socket.gaierror)
+    assert asked == [("api.test", port, ("type", socket.SOCK_STREAM))]
+
+
+def test_a_failure_without_words_is_named_by_its_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    def resolve(*args: Any, **kw: Any) -> list[Any]:
+        raise socket.gaierror()
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    client = LeanClient("http://api.test", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
+    with pytest.raises(httpx.ConnectError, match="^gaierror$"):
+        run(client, get())
+
+
+def test_a_refused_connection_says_so_in_its_own_words() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
+    with pytest.raises(httpx.ConnectError) as caught:
+        run(client, get())
+    assert str(caught.value) == str(caught.value.__cause__)  # the OSError's words: "Connect call failed ..."
+    assert isinstance(caught.value.__cause__, ConnectionRefusedError)
+
+
+def test_tls_checks_the_certificate_against_the_name_in_the_url_not_the_address(
+        ca: trustme.CA, monkeypatch: pytest.MonkeyPatch) -> None:
+    def resolve(host: str, port: int, *args: Any, **kw: Any) -> list[Any]:
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("api.test").configure_cert(context)  # a certificate for the name only
+    trusted = ssl.create_default_context()
+    ca.configure_trust(trusted)
+    with Server(lambda s: ok(), tls=context) as server:
+        client = LeanClient(f"https://api.test:{server.port}", headers={}, timeout=TIMEOUT, ssl_context=trusted, keep=1)
+        (answer,) = run(client, get())
+    assert answer.status_code == 200
+
+
+def test_a_tls_handshake_that_never_ends_is_a_connect_timeout() -> None:
+    with listening() as (listener, port):
+        held: list[socket.socket] = []
+        threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()  # says nothing
+        client = LeanClient(f"https://127.0.0.1:{port}", headers={}, timeout=httpx.Timeout(5.0, connect=0.3),
+                            ssl_context=ssl.create_default_context(), keep=1)
+        try:
+            with pytest.raises(httpx.ConnectTimeout, match="^timed out connecting to 127.0.0.1$"):
+                run(client, get())
+        finally:
+            for conn in held:
+                conn.close()
+
+
+def test_a_context_given_for_a_plain_http_url_is_not_used() -> None:
+    with Server(lambda s: ok()) as server:
+        (answer,) = run(lean(server, context=ssl.create_default_context()), get())
+    assert answer.status_code == 200
+
+
+def test_a_base_path_with_a_trailing_slash_is_joined_with_one_slash() -> None:
+    with Server(lambda s: ok()) as server:
+        run(lean(server, path="/TAX/"), get("/v2/x?a=1"))
+    assert server.seen[0].request.target == b"/TAX/v2/x?a=1"
+
+
+def test_an_answer_head_up_to_the_limit_is_read_even_in_parts() -> None:
+    big = "a" * (MAX_HEAD // 2)  # past h11's own default of 16 KiB, within ours
+    raw = ok(extra=f"x-big: {big}\r\n").raw
+    assert raw is not None
+    with listening() as (listener, port):
+
+        def answer_in_two_parts() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                while b"\r\n\r\n" not in conn.recv(65536):
+                    pass
+                conn.sendall(raw[:20_000])  # the client holds an incomplete head of 20 KB
+                time.sleep(0.2)
+                conn.sendall(raw[20_000:])
+                time.sleep(0.2)
+
+        threading.Thread(target=answer_in_two_parts, daemon=True).start()
+        client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
+        (answer,) = run(client, get())
+    assert answer.headers["x-big"] == big
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH"])
+def test_an_empty_write_says_its_length_and_a_get_says_none(method: str) -> None:
+    with Server(lambda s: ok()) as server:
+        run(lean(server), lambda c: c.request(method, "/v2/x"), get())
+    write, read = (dict(s.request.headers) for s in server.seen)
+    assert write[b"content-length"] == b"0"
+    assert b"content-length" not in read and b"transfer-encoding" not in read
+
+
+def test_a_connection_dropped_after_a_broken_answer_is_closed() -> None:
+    with Server(lambda s: Reply(b"not http at all\r\n\r\n")) as server:
+        with pytest.raises(httpx.RemoteProtocolError):
+            run(lean(server), get())
+        deadline = time.monotonic() + 5
+        while server.closed_by_client == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert server.closed_by_client == 1
+
+
+def test_a_streamed_body_the_server_stops_taking_is_a_write_error_that_says_so() -> None:
+    with listening() as (listener, port):
+
+        def read_head_then_reset() -> None:
+            conn, _ = listener.accept()
+            while b"\r\n\r\n" not in conn.recv(65536):
+                pass
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()
+
+        async def slow_body() -> AsyncIterator[bytes]:
+            for _ in range(40):
+                await asyncio.sleep(0.05)
+                yield b"x" * 1024
+
+        threading.Thread(target=read_head_then_reset, daemon=True).start()
+        client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
+        with pytest.raises(httpx.WriteError, match="^the server closed the connection while the request was sent$"):
+            run(client, lambda c: c.request("POST", "/v2/x", content=slow_body()))
