@@ -383,6 +383,31 @@ def test_the_first_rate_doubles_each_time_a_slow_start_step_of_it_is_answered() 
     assert SLOW_START_S * 4 * learnt > 5
 
 
+def test_a_slow_start_step_doubles_the_rate_on_the_answer_that_completes_it() -> None:
+    pacer, clock = first_429(answers=250, retry_after=0.125)  # 1970/s: a step of 295.5 answers
+    for _ in range(296):
+        pacer.answered(clock.now)
+    assert pacer.rate == 3940.0  # a step of exactly 591 answers
+    for _ in range(590):
+        pacer.answered(clock.now)
+    assert pacer.rate == 3940.0
+    pacer.answered(clock.now)
+    assert pacer.rate == 7880.0
+
+
+def test_when_the_slow_start_doubles_the_rate_the_requests_waiting_come_sooner() -> None:
+    pacer, clock = first_429(answers=10, retry_after=None)  # 9.85/s
+    rate = pacer.rate
+    assert rate is not None
+    clock.now += 60.0
+    slots = [pacer.acquire() for _ in range(3)]
+    assert slots == pytest.approx([clock.now, clock.now + 1 / rate, clock.now + 2 / rate])
+    pacer.answered(clock.now)
+    pacer.answered(clock.now)
+    assert pacer.rate == pytest.approx(2 * rate)
+    assert pacer.acquire() == pytest.approx(clock.now + 1 / (2 * rate))  # not 3/rate: one slot of the new pace
+
+
 def test_the_next_collision_ends_the_slow_start_with_what_it_measures_or_half_the_pace_that_met_it() -> None:
     pacer, clock = first_429(answers=10, retry_after=1.0)  # 4.925/s
     for _ in range(6):  # three doublings: 39.4/s
