@@ -383,6 +383,18 @@ def test_the_first_rate_doubles_each_time_a_slow_start_step_of_it_is_answered() 
     assert SLOW_START_S * 4 * learnt > 5
 
 
+@pytest.mark.parametrize(("idle", "banked"), [(BURST_S / 2, True), (0.4 * BURST_S, False)])
+def test_a_pause_of_half_a_burst_past_the_next_slot_banks_one_and_a_shorter_pause_does_not(
+        idle: float, banked: bool) -> None:
+    pacer, clock = settled()  # 9.85/s; the next slot is one slot after the 429
+    rate = pacer.rate
+    assert rate is not None
+    clock.now += 1.0 / rate + idle
+    pacer.throttled(pacer.acquire(), retry_after=1.0)  # a 429 at once: in a banked burst, or too soon to measure
+    assert pacer.rate == rate
+    assert pacer.burst_s == (BURST_S / 2 if banked else BURST_S)
+
+
 def test_a_slow_start_step_doubles_the_rate_on_the_answer_that_completes_it() -> None:
     pacer, clock = first_429(answers=250, retry_after=0.125)  # 1970/s: a step of 295.5 answers
     for _ in range(296):
