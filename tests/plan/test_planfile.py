@@ -12,7 +12,8 @@ import pytest
 
 from reconciler.errors import PlanError
 from reconciler.model import SecretRef
-from reconciler.plan.model import Plan
+from reconciler.plan import planfile
+from reconciler.plan.model import Operation, Plan
 from reconciler.plan.planfile import declared_secrets, read_plan_file
 from reconciler.plan.planner import make_plan
 from tests.plan.helpers import key, llm, manifests, res, state
@@ -459,3 +460,58 @@ def test_a_plan_file_is_read_as_utf8_in_a_latin1_locale(tmp_path: Path, monkeypa
     data = {**saved(), "warnings": ["prompt « triage » renamed"]}
     path = write(tmp_path, json.dumps(data, ensure_ascii=False))
     assert read_plan_file(path).warnings == ("prompt « triage » renamed",)
+
+
+# ---------------------------------------------------------------------- the file's limits and shapes
+
+
+def test_a_plan_file_of_exactly_the_limit_is_read_and_one_byte_more_is_refused_unread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(planfile, "MAX_PLAN_BYTES", 10)
+    path = tmp_path / "plan.json"
+    path.write_bytes(b"x" * 10)
+    assert planfile.read_plan_bytes(str(path)) == b"x" * 10
+    path.write_bytes(b"x" * 11)
+    with pytest.raises(PlanError) as err:
+        planfile.read_plan_bytes(str(path))
+    assert str(err.value) == f"{path}: refused: the plan file is over the 10-byte limit of a plan file"
+
+
+def test_a_plan_already_read_is_not_read_again_from_its_path(tmp_path: Path) -> None:
+    raw = json.dumps(saved()).encode()
+    plan = read_plan_file(str(tmp_path / "not-there.json"), raw=raw)
+    assert plan.operations
+
+
+def test_an_integer_too_long_to_convert_is_refused_in_the_words_of_its_first_clause(tmp_path: Path) -> None:
+    data = json.dumps(saved()).replace('"operations"', '"n": ' + "9" * 5000 + ', "operations"', 1)
+    assert error(tmp_path, data) == ("plan.json: not a valid plan file: Exceeds the limit (4300 digits) for integer "
+                                     "string conversion: value has 5000 digits")
+
+
+@pytest.mark.parametrize(("sources", "problem"), [(["a"], "sources: expected a JSON object"),
+                                                  ({"manifests/a.yaml": 1}, "sources: expected an object of paths to digests")])
+def test_sources_that_are_not_paths_to_digests_are_refused(tmp_path: Path, sources: Any, problem: str) -> None:
+    data = saved()
+    data["sources"] = sources
+    assert problems(tmp_path, data) == [problem]
+
+
+def test_a_mislabelled_call_names_what_it_does_with_a_or_an(tmp_path: Path) -> None:
+    data = saved()
+    op = data["operations"][0]
+    op.update(method="POST", action="delete", path="/v2/resource-restrictions")
+    assert problems(tmp_path, data) == [
+        f"operation {op['id']!r}: labelled delete Integration ({op['address']}), but POST /v2/resource-restrictions "
+        "is the create or update of a Prompt or a ResourceRestriction"]
+
+
+def test_an_experiment_s_delete_is_labelled_with_its_dataset_s_address() -> None:
+    def delete(address: str) -> Operation:
+        return Operation(id="x", action="delete", kind="Experiment", address=address, name="e", method="DELETE",
+                         path="/v2/experiments/RXhwOjE")
+
+    assert planfile.label_problem(delete("Dataset/research/golden")) is None
+    assert planfile.label_problem(delete("Experiment/research/e")) == (
+        "labelled delete Experiment (Experiment/research/e), but DELETE /v2/experiments/RXhwOjE is the delete of "
+        "an Experiment")
