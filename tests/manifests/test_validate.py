@@ -70,3 +70,21 @@ def test_only_an_integration_alias_outside_the_ownership_is_refused_at_its_line(
         "tree.yaml:8:24: aliases[1]: alias 'search-nim' matches no glob of 'integrations', outside the ownership "
         "'support' (tree.yaml:1); renaming it would take over another tree's integration: add it to the "
         "Ownership document or remove the alias"]
+
+
+def test_a_resource_s_lifecycle_settings_are_kept_beside_its_spec_not_in_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("tree.yaml").write_text("""\
+kind: Integration
+name: a
+type: LLM
+aliases: [old-a]
+protect: true
+ignore_changes: [config.is_function_calling_enabled]
+config: {provider: VENDOR_A, api_key: {env: A_KEY}}
+""")
+    (resource,) = load_manifests(["tree.yaml"]).resources
+    assert (resource.aliases, resource.protect, resource.ignore_changes) == (
+        ("old-a",), True, ("config.is_function_calling_enabled",))
+    assert not {"kind", "name", "aliases", "protect", "ignore_changes"} & set(resource.spec)
