@@ -118,9 +118,10 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str,
         if model is not None:
             model = model.model_copy(update={"examples": spec["examples"], "examples_file": MISSING}) \
                 if "examples" in spec else model
+    # after a problem, only the checks across documents read the resource (kind, name, space, aliases):
+    # its protect and ignore_changes are the model's alone
     aliases = value.get("aliases") if model is None else getattr(model, "aliases", MISSING)
-    protect = value.get("protect") if model is None else getattr(model, "protect", MISSING)
-    ignored = value.get("ignore_changes") if model is None else getattr(model, "ignore_changes", MISSING)
+    ignored = getattr(model, "ignore_changes", MISSING)
     return DesiredResource(
         kind=kind,
         name=name,
@@ -128,7 +129,7 @@ def validate_document(doc: YamlDocument, problems: list[Problem], base_dir: str,
         spec=spec,
         sources=_Sources(doc.file, doc.marks, ctx.extra_sources, ctx.example_lines),
         aliases=tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else (),
-        protect=protect is True,
+        protect=getattr(model, "protect", MISSING) is True,
         doc=model,
         ignore_changes=tuple(p for p in ignored if isinstance(p, str)) if isinstance(ignored, list)
         and kind in KIND_SPECS else (),

@@ -88,3 +88,29 @@ config: {provider: VENDOR_A, api_key: {env: A_KEY}}
     assert (resource.aliases, resource.protect, resource.ignore_changes) == (
         ("old-a",), True, ("config.is_function_calling_enabled",))
     assert not {"kind", "name", "aliases", "protect", "ignore_changes"} & set(resource.spec)
+
+
+def test_a_resource_knows_the_place_of_each_value_and_of_each_example_of_its_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("data").mkdir()
+    Path("data/golden.jsonl").write_text('{"t": "a", "q": 1}\n\n{"t": "b", "q": 2}\n')
+    Path("tree.yaml").write_text("""\
+kind: Dataset
+space: research
+name: golden
+key: t
+examples_file: data/golden.jsonl
+""")
+    (resource,) = load_manifests(["tree.yaml"]).resources
+    places = {path: (s.file, s.line) for path, s in resource.sources.items()}
+    assert len(resource.sources) == len(places) == len(list(resource.sources))
+    assert places["examples.0"] == ("data/golden.jsonl", 1)
+    assert places["examples.1"][1] == 3  # the blank line is no example
+    assert "examples.2" not in resource.sources and "examples.x" not in resource.sources
+    assert "nineChars0" not in resource.sources  # as long as "examples.", then an index: no example
+    assert places["key"] == ("tree.yaml", 4)
+    assert resource.sources["examples.1"].column == 1
+    Path("tree.yaml").write_text("kind: Dataset\nspace: research\nname: inline\nkey: t\nexamples: [{t: a}]\n")
+    (inline,) = load_manifests(["tree.yaml"]).resources
+    assert len(inline.sources) == len(list(inline.sources))
