@@ -622,8 +622,8 @@ def tree_stamp(paths: Sequence[str]) -> list[tuple[str, int, int]]:
     found: list[tuple[str, int, int]] = []
     for p in paths:
         root = Path(p)
-        files = [root] if root.is_file() else sorted(f for f in root.rglob("*") if ".git" not in f.parts
-                                                     and f.is_file()) if root.is_dir() else []
+        # a path that is not a directory (absent, a fifo) globs nothing
+        files = [root] if root.is_file() else sorted(f for f in root.rglob("*") if ".git" not in f.parts and f.is_file())
         for f in files:
             try:
                 st = f.stat()

@@ -185,7 +185,7 @@ def test_a_tree_that_changes_while_it_is_read_is_not_used(tmp_path: Path, monkey
     with r.w.connected() as client:
         assert r.w.cycle(client) == (False, False)
     [error] = r.events("manifest_error")
-    assert "changed while they were read" in error["message"]
+    assert error["message"] == "the manifests changed while they were read; the next cycle reads them again"
 
 
 def test_tree_stamp_lists_every_file_with_its_time_and_size_but_not_git(tmp_path: Path) -> None:
@@ -741,6 +741,7 @@ def test_before_any_good_load_the_cycle_says_so_in_text(tmp_path: Path) -> None:
     with r.w.connected() as client:
         r.w.cycle(client)
     assert "cycle 1: no desired state yet (the manifests have never loaded)" in r.lines()
+    assert "cycle 1: the manifests do not load (no desired state yet):" in r.lines()
 
 
 RESTRICTED = PROMPT.replace("NAME", "p").replace("DESCRIPTION", "first") + """---
@@ -833,3 +834,59 @@ def test_ten_drifted_resources_are_all_named(tmp_path: Path) -> None:
         r.w.cycle(client)
     [said] = [line for line in r.lines() if line.startswith("Drift detected")]
     assert said.endswith(": " + ", ".join(f"Prompt/research/{n}" for n in names))
+
+
+def test_a_load_warning_is_a_line_in_text(tmp_path: Path) -> None:
+    r = Run(tmp_path, log_format="text", options=PlanOptions(variables=("unused=1",)))
+    r.write(prompts("p"))
+    with r.w.connected() as client:
+        r.w.cycle(client)
+    assert any(line.startswith("Warning: ") and "unused" in line for line in r.lines())
+
+
+def test_a_cycle_is_timed_and_a_success_is_recorded(tmp_path: Path) -> None:
+    r = Run(tmp_path)
+    r.write(prompts("p"))
+    with r.w.connected() as client:
+        r.w.cycle(client)
+    [cycle] = [json.loads(line) for line in r.stream.getvalue().splitlines() if '"cycle"' in line
+               and json.loads(line)["event"] == "cycle"]
+    assert isinstance(cycle["duration_s"], float) and 0 <= cycle["duration_s"] < 3600  # an upper bound only
+    assert 0 <= (r.metric("reconciler_cycle_duration_seconds_sum") or -1) < 3600
+    assert (r.metric("reconciler_last_successful_cycle_timestamp_seconds") or 0) > 0
+
+
+def test_variable_files_and_policies_of_the_options_are_read_each_cycle(tmp_path: Path) -> None:
+    (tmp_path / "vars.yaml").write_text("team: support\n")
+    (tmp_path / "policy.yaml").write_text(POLICED.split("---")[0].replace("RULE", "watched").replace("EFFECT", "warn")
+                                          .lstrip())
+    r = Run(tmp_path, options=PlanOptions(var_files=(str(tmp_path / "vars.yaml"),),
+                                          policies=(str(tmp_path / "policy.yaml"),)))
+    r.write(prompts("p", description="${var.team}"))
+    with r.w.connected() as client:
+        assert r.w.cycle(client) == (True, True)
+    assert r.events("manifest_error") == []
+    assert [(e["rule"], e["effect"]) for e in r.events("policy")] == [("watched", "warn")]
+
+
+def test_git_work_trees_are_pulled_before_a_cycle_unless_another_pulls_them(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    r = Run(tmp_path)
+    r.write(prompts("p"))
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, capture_output=True, timeout=60)
+    config = WatchConfig(paths=(str(r.tree),), git_pull=True)
+    for pulls, expected in ((True, [(1, "error")]), (False, [])):
+        stream = io.StringIO()
+        w = Watcher(config, Connection(emulator=str(tmp_path / "state.db")), Telemetry(log_format="json", stream=stream),
+                    out=lambda line: None, pulls=pulls)
+        assert w.git_tops == [str(tmp_path)]
+        with w.connected() as client:
+            w.cycle(client)
+        events = [json.loads(line) for line in stream.getvalue().splitlines()]
+        # no upstream to pull from: the pull fails, and the cycle goes on with the files as they are
+        assert [(e["cycle"], e["outcome"]) for e in events if e["event"] == "git_pull"] == expected
+        assert [e["outcome"] for e in events if e["event"] == "cycle"] == ["ok"]
