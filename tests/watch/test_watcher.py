@@ -890,3 +890,33 @@ def test_git_work_trees_are_pulled_before_a_cycle_unless_another_pulls_them(tmp_
         # no upstream to pull from: the pull fails, and the cycle goes on with the files as they are
         assert [(e["cycle"], e["outcome"]) for e in events if e["event"] == "git_pull"] == expected
         assert [e["outcome"] for e in events if e["event"] == "cycle"] == ["ok"]
+
+
+def test_a_webhook_elsewhere_is_reached_through_the_proxy_of_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    asked: list[bytes] = []
+    proxy = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = proxy.accept()
+        with conn:
+            asked.append(conn.recv(4096).split(b"\r\n", 1)[0])  # the CONNECT line; then closed
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy.getsockname()[1]}")
+    try:
+        r = Run(tmp_path, notify_url="https://hooks.example.test/T/secret-token")
+        r.write(prompts("p"))
+        with r.w.connected() as client:
+            r.w.cycle(client)
+        thread.join(30)
+    finally:
+        proxy.close()
+    assert asked == [b"CONNECT hooks.example.test:443 HTTP/1.1"]
+    [notice] = r.events("notify")
+    assert notice["outcome"] != "ok" and "secret-token" not in r.stream.getvalue()
