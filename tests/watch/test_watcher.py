@@ -920,3 +920,21 @@ def test_a_webhook_elsewhere_is_reached_through_the_proxy_of_the_environment(
     assert asked == [b"CONNECT hooks.example.test:443 HTTP/1.1"]
     [notice] = r.events("notify")
     assert notice["outcome"] != "ok" and "secret-token" not in r.stream.getvalue()
+
+
+class Bottom(random.Random):
+    """Jitter at the bottom of its range, every time."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return a
+
+
+def test_the_backoff_is_at_least_half_its_step_and_its_event_gives_the_wait(tmp_path: Path) -> None:
+    r = Run(tmp_path, interval=300.0, max_backoff=100.0)
+    r.w.rng = Bottom()
+    r.w.failures = 2
+    assert r.w.delay(False) == 30.0  # half of 60
+    r.w.rng = random.Random(1)
+    waited = r.w.delay(False)  # 34.0309...
+    backoffs = [json.loads(line) for line in r.stream.getvalue().splitlines() if '"backoff"' in line]
+    assert [e["duration_s"] for e in backoffs] == [30.0, 34.031] and round(waited, 3) == 34.031
