@@ -97,11 +97,11 @@ def check_notify_url(raw: str) -> str:
     except (httpx.InvalidURL, ValueError):
         raise ConfigError("--notify: not a valid URL (the URL is not shown: it is a secret)") from None
     where = f"{parsed.scheme}://{parsed.host}" if parsed.host else "it"
-    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+    if any(c.isspace() for c in url):  # an ASCII control character is already an invalid URL to httpx
         raise ConfigError(f"--notify {where}/...: the URL holds whitespace or control characters")
     if parsed.scheme not in ("https", "http") or not parsed.host:
         raise ConfigError("--notify: expected an absolute https:// URL (the URL is not shown: it is a secret)")
-    labels = parsed.host.rstrip(".").split(".")
+    labels = parsed.host.split(".")  # the empty label after a trailing dot is never too long
     if len(parsed.host) > 253 or any(len(label) > 63 for label in labels):  # else a UnicodeError when sent
         raise ConfigError(f"--notify {parsed.scheme}://...: the host is not a DNS name: "
                           + ("a host name of more than 253 characters" if len(parsed.host) > 253
@@ -213,7 +213,7 @@ class Watcher:
             options = replace(self.config.options, restrictions="compare") if self.config.apply else self.config.options
             live, plan = plan_against(manifests, client, prepare_options(manifests, options))
             found = self.t.observe_plan(manifests, plan)
-            self._report_plan(n, plan, found["drifted"])
+            self._report_plan(plan, found["drifted"])
             left = found["drifted"]
             final = plan  # what is still to do at the end of the cycle (--once's exit code)
             applied = 0
@@ -363,7 +363,7 @@ class Watcher:
         return (f"watching {', '.join(self.config.paths)} every {self.config.interval:g}s ({mode}"
                 + (", pruning" if self.config.options.prune else "") + f"){where}")
 
-    def _report_plan(self, n: int, plan: Plan, drifted: list[str]) -> None:
+    def _report_plan(self, plan: Plan, drifted: list[str]) -> None:
         """The plan in text mode when what drifted changed since the last cycle (not every cycle)."""
         if drifted != self.last_drifted and not plan.empty:
             self.out(render_text(plan).rstrip("\n"))
@@ -622,8 +622,8 @@ def tree_stamp(paths: Sequence[str]) -> list[tuple[str, int, int]]:
     found: list[tuple[str, int, int]] = []
     for p in paths:
         root = Path(p)
-        files = [root] if root.is_file() else sorted(f for f in root.rglob("*") if ".git" not in f.parts
-                                                     and f.is_file()) if root.is_dir() else []
+        # a path that is not a directory (absent, a fifo) globs nothing
+        files = [root] if root.is_file() else sorted(f for f in root.rglob("*") if ".git" not in f.parts and f.is_file())
         for f in files:
             try:
                 st = f.stat()

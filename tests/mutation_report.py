@@ -90,7 +90,7 @@ SCOPE: dict[str, tuple[str, ...] | None] = {
     "reconciler/workflow.py": None,
     "reconciler/watch.py": (  # its decisions, not the socket plumbing (HealthServer._run, start, close)
         "parse_duration", "check_notify_url", "parse_address", "Watcher.cycle", "Watcher._ended",
-        "Watcher._reported", "Watcher._allowed", "Watcher._delay", "Watcher._desired", "Watcher._report_plan",
+        "Watcher._reported", "Watcher._allowed", "Watcher.delay", "Watcher._desired", "Watcher._report_plan",
         "Watcher._notify", "Watcher._post", "Watcher.healthy", "HealthServer.answer", "tree_stamp", "_short",
     ),
     "reconciler/apply/confirm.py": None,

@@ -48,7 +48,7 @@ async def _nothing_made() -> None:
 
 def _parse_time(value: str | None) -> datetime | None:
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        return datetime.fromisoformat(str(value))  # a trailing Z is UTC (Python 3.11)
     except ValueError:
         return None
 

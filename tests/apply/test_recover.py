@@ -140,3 +140,162 @@ def test_only_the_patch_that_makes_a_version_has_a_recover(client: ApiClient) ->
     now = datetime.now(UTC)
     assert recover_for_patch(client, "/v2/datasets/D1/examples", {"examples": [{"id": "x"}]}, now) is None
     assert recover_for_patch(client, "/v2/integrations/I1", {"new_version": "v"}, now) is None
+
+
+class Account:
+    """A stand-in API that answers each GET path with a fixed JSON body and records what it was asked."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+        self.asked: list[tuple[str, dict[str, str]]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.asked.append((request.url.path, dict(request.url.params)))
+        return httpx.Response(200, json=self.answers.get(request.url.path, {}))
+
+    def client(self) -> ApiClient:
+        return ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(self)))
+
+
+STARTED = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def versions(*made: tuple[str, str | None, str | None]) -> dict[str, Any]:
+    return {"id": "D1", "versions": [{"id": vid, "name": name, "created_at": at} for vid, name, at in made]}
+
+
+@pytest.mark.parametrize(("made", "recovered"), [
+    (versions(("V2", "v9", "2026-03-01T11:56:00Z"), ("V1", "v1", "2026-01-01T00:00:00Z")), True),  # skew allowed
+    (versions(("V2", "v9", "2026-03-01T11:55:00+00:00")), True),  # five minutes before, at the limit
+    (versions(("V2", "v9", "2026-03-01T11:54:59Z")), False),  # made before this apply
+    (versions(("V1", "v1", "2026-03-01T12:01:00Z"), ("V2", "v9", "2026-03-01T12:00:30Z")), False),  # not the newest
+    (versions(("V2", "v8", "2026-03-01T12:01:00Z")), False),
+    (versions(("V2", "v9", "yesterday")), False),
+    (versions(("V2", "v9", None)), False),
+    (versions(), False),
+    ({"id": "D1"}, False),
+])
+def test_a_dataset_version_took_effect_only_when_the_newest_is_named_so_and_made_since_the_apply_began(
+        made: dict[str, Any], recovered: bool) -> None:
+    account = Account({"/v2/datasets/D1": made})
+    recover = recover_for_patch(account.client(), "/v2/datasets/D1/examples", {"new_version": "v9"}, STARTED)
+    assert recover is not None
+    found = account.client().run(recover())
+    assert found == ({"dataset_version_id": "V2", "recovered": True} if recovered else None)
+    assert [path for path, _ in account.asked] == ["/v2/datasets/D1"]
+
+
+def test_a_dataset_version_name_that_is_not_text_is_compared_as_text() -> None:
+    account = Account({"/v2/datasets/D1": versions(("V2", "7", "2026-03-01T12:00:00Z"))})
+    recover = recover_for_patch(account.client(), "/v2/datasets/D1/examples", {"new_version": 7}, STARTED)
+    assert recover is not None and account.client().run(recover()) == {"dataset_version_id": "V2", "recovered": True}
+
+
+def test_a_patch_without_a_new_version_or_of_another_path_has_no_recover() -> None:
+    client = Account({}).client()
+    for path, body in (("/v2/datasets/D1/examples", {"new_version": ""}), ("/v2/datasets/D1/examples", ["x"]),
+                       ("/v2/datasets/D1/examples/x", {"new_version": "v"}), ("/v2/x/v2/datasets/D1/examples",
+                                                                              {"new_version": "v"})):
+        assert recover_for_patch(client, path, body, STARTED) is None, path
+
+
+def test_a_create_is_looked_up_by_name_within_its_scope_and_read_with_its_version() -> None:
+    account = Account({
+        "/v2/prompts": {"prompts": [{"id": "P0", "name": "p1x"}, {"id": "P1", "name": "p1"}],
+                        "pagination": {"has_more": False}},
+        "/v2/prompts/P1": {"id": "P1", "name": "p1", "version": {"id": "V1"}},
+        "/v2/integrations": {"integrations": [{"id": "I1", "name": "llm", "type": "LLM"}],
+                             "pagination": {"has_more": False}},
+        "/v2/evaluators": {"evaluators": [], "pagination": {"has_more": False}},
+    })
+    client = account.client()
+    prompt = recover_for(client, "/v2/prompts", {"space_id": "S1", "name": "p1", "version": {}})
+    assert prompt is not None and client.run(prompt()) == {"id": "P1", "name": "p1", "version": {"id": "V1"}}
+    assert account.asked[0] == ("/v2/prompts", {"space_id": "S1", "name": "p1", "limit": "100"})
+    assert account.asked[1:] == [("/v2/prompts/P1", {})]
+    account.asked.clear()
+    made = recover_for(client, "/v2/integrations", {"type": "LLM", "name": "llm"})
+    assert made is not None and client.run(made()) == {"id": "I1", "name": "llm", "type": "LLM"}
+    assert account.asked == [("/v2/integrations", {"type": "LLM", "name": "llm", "limit": "100"})]  # no read
+    account.asked.clear()
+    absent = recover_for(client, "/v2/evaluators", {"space_id": "S1", "name": "e"})
+    assert absent is not None and client.run(absent()) is None
+    assert account.asked == [("/v2/evaluators", {"space_id": "S1", "name": "e", "limit": "100"})]
+
+
+def test_a_prompt_version_is_compared_field_by_field_with_the_newest_one() -> None:
+    newest = {"id": "V2", "provider": "VENDOR_A", "model": "m", "messages": [{"role": "user", "content": "hi"}],
+              "commit_message": "other"}
+    account = Account({"/v2/prompts/P1/versions": {"prompt_versions": [newest]}})
+    client = account.client()
+    sent = {"provider": "VENDOR_A", "messages": [{"content": "hi", "role": "user"}], "commit_message": "mine"}
+    recover = recover_for(client, "/v2/prompts/P1/versions", sent)
+    assert recover is not None and client.run(recover()) == newest  # the commit message is not compared
+    assert account.asked == [("/v2/prompts/P1/versions", {"limit": "1"})]
+    other = recover_for(client, "/v2/prompts/P1/versions", {**sent, "model": "m2"})
+    assert other is not None and client.run(other()) is None
+    empty = Account({"/v2/prompts/P1/versions": {"prompt_versions": []}}).client()
+    none = recover_for(empty, "/v2/prompts/P1/versions", sent)
+    assert none is not None and empty.run(none()) is None
+
+
+def test_an_evaluator_without_a_version_or_template_matches_only_a_version_sent_without_one() -> None:
+    for answer in ({"id": "E1"}, {"id": "E1", "version": None}, {"id": "E1", "version": {"id": "V1"}}):
+        client = Account({"/v2/evaluators/E1": answer}).client()
+        sent = recover_for(client, "/v2/evaluators/E1/versions", {"template_config": {"name": "t"}})
+        assert sent is not None and client.run(sent()) is None
+        bare = recover_for(client, "/v2/evaluators/E1/versions", {"commit_message": "c"})
+        assert bare is not None and client.run(bare()) == (answer.get("version") or {})
+
+
+def test_appended_examples_are_compared_without_the_fields_the_api_adds() -> None:
+    live = [{"id": "X1", "created_at": "t", "updated_at": "t", "q": 1},
+            {"id": "X2", "created_at": "t", "updated_at": "t", "q": 1, "a": {"b": [1]}}]
+    account = Account({"/v2/datasets/D1/examples": {"examples": live, "pagination": {"has_more": False}}})
+    client = account.client()
+    for body, took in (({"examples": [{"q": 1}, {"a": {"b": [1]}, "q": 1}]}, True),
+                       ({"examples": [{"q": 1}, {"q": 1}]}, False),  # sent twice, there once
+                       ({"examples": [{"q": 1, "id": "X1"}]}, False), ({}, True), ({"examples": None}, True)):
+        recover = recover_for(client, "/v2/datasets/D1/examples", body)
+        assert recover is not None and client.run(recover()) == ({"recovered": True} if took else None), body
+    assert account.asked[0] == ("/v2/datasets/D1/examples", {"limit": "500"})
+
+
+def test_a_version_or_examples_post_with_a_body_that_is_not_an_object_has_no_recover() -> None:
+    client = Account({}).client()
+    for path in ("/v2/prompts/P1/versions", "/v2/evaluators/E1/versions", "/v2/datasets/D1/examples",
+                 "/v2/datasets"):
+        assert recover_for(client, path, ["x"]) is None, path
+    assert recover_for(client, "/v2/resource-restrictions", ["x"]) is not None  # resent whatever it holds
+    assert recover_for(client, "/v2/prompts/P1/versions/x", {}) is None
+    assert recover_for(client, "/v2/evaluators/E1/versions/x", {}) is None
+    assert recover_for(client, "/v2/datasets/D1/examples/x", {}) is None
+
+
+@pytest.mark.parametrize(("path", "body", "answers", "where"), [
+    ("/v2/prompts/P1/versions", {"provider": "VENDOR_A"},
+     {"/v2/prompts/P1/versions": {"prompt_versions": [{"provider": 7}]}}, "/v2/prompts/P1/versions"),
+    ("/v2/evaluators/E1/versions", {"template_config": {}},
+     {"/v2/evaluators/E1": {"version": {"template_config": "not an object"}}}, "/v2/evaluators/E1"),
+])
+def test_an_answer_the_reconciler_cannot_read_is_an_error_naming_where_it_came_from(
+        path: str, body: dict[str, Any], answers: dict[str, Any], where: str) -> None:
+    from reconciler.errors import ResponseError
+
+    client = Account(answers).client()
+    recover = recover_for(client, path, body)
+    assert recover is not None
+    with pytest.raises(ResponseError) as failed:
+        client.run(recover())
+    assert failed.value.path == where and where in str(failed.value)
+
+
+def test_a_dataset_version_the_reconciler_cannot_read_is_an_error_naming_the_dataset() -> None:
+    from reconciler.errors import ResponseError
+
+    client = Account({"/v2/datasets/D1": {"versions": [{"name": "v9"}]}}).client()
+    recover = recover_for_patch(client, "/v2/datasets/D1/examples", {"new_version": "v9"}, STARTED)
+    assert recover is not None
+    with pytest.raises(ResponseError) as failed:
+        client.run(recover())
+    assert failed.value.path == "/v2/datasets/D1" and "/v2/datasets/D1" in str(failed.value)
