@@ -179,7 +179,7 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
         chosen = spaces
     elif wanted and all(first.space_id(s) is not None for s in named):
         chosen = named  # the spaces the addresses name are enough to read
-    else:  # every space (a space no address names exists: the closest resource is found in them all)
+    else:  # every space (or an address names a space that does not exist: its closest resource is in any)
         chosen = [s.name for s in first.spaces]
     listing = client.run(read_live(client, ReadScope(spaces=frozenset(chosen))))
     names: dict[str, Any] = {  # the spaced kinds' ReadScope fields

@@ -129,10 +129,10 @@ def test_an_integration_of_a_provider_this_version_does_not_know_is_written_with
 def test_documents_are_written_in_the_order_of_their_keys_with_text_as_a_person_writes_it() -> None:
     long = " ".join(["word"] * 18)  # 102 characters after "description: ": one line at the width of 110
     text = dump_documents([{"kind": "Prompt", "name": "caf\u00e9", "description": long,
-                            "template": "Rate the answer.\nReply with X", "note": "first\n\u3000"}])
+                            "template": "Mark a wrong answer with\nX", "note": "first\n\u3000"}])
 
     assert text.splitlines()[:3] == ["kind: Prompt", "name: caf\u00e9", f"description: {long}"]
-    assert "template: |-\n  Rate the answer.\n  Reply with X\n" in text
+    assert "template: |-\n  Mark a wrong answer with\n  X\n" in text
     assert "note: |" in text  # a line of a full-width space is a line of the block too
     assert yaml.safe_load(text)["note"] == "first\n\u3000"
 
@@ -433,3 +433,41 @@ def test_export_names_a_space_that_does_not_exist_as_what_was_asked(cli: Cli, ap
     assert spaces.exit_code == 1 and "--space: no such space: nowhere, elsewhere" in spaces.stderr
     assert resource.exit_code == 1 and "export: no such live resource: Prompt/reserch/summarize-ticket (did you " \
                                        "mean Prompt/research/summarize-ticket?)" in resource.stderr
+
+
+def test_export_refuses_to_write_through_a_link_planted_in_out(cli: Cli, applied: Path, tmp_path: Path) -> None:
+    out, target = tmp_path / "out", tmp_path / "elsewhere.yaml"
+    out.mkdir()
+    target.write_text("mine\n")
+    (out / "integrations.yaml").symlink_to(target)
+
+    result = cli("export", "--out", str(out), "--force")
+
+    assert result.exit_code == 1
+    assert (f"export: {out / 'integrations.yaml'}: is a symbolic link; refusing to write through it (remove the "
+            "link, or give the real path)") in result.stderr
+    assert target.read_text() == "mine\n"
+
+
+def test_a_space_named_like_a_file_of_the_export_gets_a_folder_of_its_own(cli: Cli, tmp_path: Path) -> None:
+    from tests.pull.helpers import ui_on
+
+    spaces = ("ownership.yaml", "Secrets.env.example")
+    with ui_on(tmp_path / "live.db") as ui:
+        for name in spaces:
+            ui.c.post("/v2/spaces", json={"name": name}).raise_for_status()
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "prompts.yaml").write_text("---\n".join(
+        f"kind: Prompt\nspace: {name}\nname: p\nversion: {{commit_message: c, provider: VENDOR_A, model: m, messages: "
+        "[{role: user, content: hi}]}\n" for name in spaces))
+    applied = cli("apply", str(tree), "--auto-approve")
+    assert applied.exit_code == 0, applied.output
+    out = tmp_path / "out"
+
+    result = cli("export", "--space", spaces[0], "--space", spaces[1], "--out", str(out))
+
+    assert result.exit_code == 0, result.output
+    assert sorted(written(out)) == ["Secrets.env.example-2/prompts.yaml", "ownership.yaml",
+                                    "ownership.yaml-2/prompts.yaml"]
+    assert written(out)["ownership.yaml"][0]["name"] == "ownership.yaml-Secrets.env.example"

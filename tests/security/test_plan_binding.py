@@ -423,6 +423,7 @@ def test_a_plan_made_from_standard_input_records_no_digest_of_it(tmp_path: Path,
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.yaml").write_text("kind: Prompt\n")
+    (tmp_path / "-").write_text("kind: Dataset\n")  # a file of that name is not what "-" stands for
     assert sources_of(Plan(manifests=("-", "a.yaml", "gone.yaml"))) == {
         "a.yaml": "sha256:" + hashlib.sha256(b"kind: Prompt\n").hexdigest()}
 
@@ -478,6 +479,8 @@ def test_a_plan_file_must_match_its_signature_when_a_key_is_set(tmp_path: Path,
     assert refusal(lambda: check_signature(str(planfile), data + b" ")) == (
         f"{planfile}: refused before any request: the plan file does not match its signature (plan.json.sig): it "
         "was altered after it was saved, or signed with another key")
+    sig.write_text(good + " " * (200 - len(good)) + "and what follows")  # 200 characters read: the rest ignored
+    check_signature(str(planfile), data)
     sig.write_bytes(b"\xff\xfe" + good.encode())  # not ASCII: refused, not a crash
     assert "does not match its signature" in refusal(lambda: check_signature(str(planfile), data))
 
