@@ -170,13 +170,17 @@ def export_manifests(client: ApiClient, spaces: list[str], out: Path,
     returns one line per file written."""
     wanted = set(addresses or ())
     by_space = bool(spaces) and not wanted  # --space: that space's tree, with its Ownership
-    if wanted and not spaces:  # the spaces the addresses name are enough to read
-        spaces = sorted({a.split("/")[1] for a in wanted if a.count("/") == 2})
-    first = client.run(read_live(client, ReadScope(spaces=frozenset(spaces) if spaces else frozenset())))
-    chosen = spaces or [s.name for s in first.spaces]
-    unknown = [s for s in spaces if first.space_id(s) is None]  # none without --space
+    first = client.run(read_live(client, ReadScope()))  # the spaces, by name and id
+    unknown = [s for s in spaces if first.space_id(s) is None]
     if unknown:
         raise ConfigError(f"--space: no such space: {', '.join(unknown)}")
+    named = sorted({a.split("/")[1] for a in wanted if a.count("/") == 2})  # KIND/SPACE/NAME
+    if spaces:
+        chosen = spaces
+    elif wanted and all(first.space_id(s) is not None for s in named):
+        chosen = named  # the spaces the addresses name are enough to read
+    else:  # every space (or an address names a space that does not exist: its closest resource is in any)
+        chosen = [s.name for s in first.spaces]
     listing = client.run(read_live(client, ReadScope(spaces=frozenset(chosen))))
     names: dict[str, Any] = {  # the spaced kinds' ReadScope fields
         spec.table: frozenset((listing.space_name(sid), n) for sid, n in listing.table(spec.name))

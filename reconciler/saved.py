@@ -99,8 +99,8 @@ def _files(given: str, found_at: str) -> dict[str, str]:
     from reconciler.manifests.loader import manifest_files
 
     out: dict[str, str] = {}
-    for f in manifest_files([found_at], []):
-        out[os.path.normpath(given + f[len(found_at):] if f.startswith(found_at) else f)] = f
+    for f in manifest_files([found_at], []):  # each starts with found_at (a file as given, or below it)
+        out[os.path.normpath(given + f[len(found_at):])] = f
     return out
 
 

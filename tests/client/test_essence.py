@@ -102,8 +102,73 @@ def test_the_other_kinds_keep_their_managed_fields(kind: str, obj: dict[str, Any
 
 
 def test_an_unknown_kind_is_a_programming_error() -> None:
-    with pytest.raises(ValueError, match="unknown kind"):
+    with pytest.raises(ValueError) as error:
         essence("Widget", {})
+    assert str(error.value) == ("essence: unknown kind 'Widget' (one of Prompt, Dataset, Evaluator, ResourceRestriction, "
+                                "Integration, Preset, PromptVersion, DatasetExample, EvaluatorVersion)")
+
+
+def test_an_agent_keeps_its_description() -> None:
+    live = {"type": "AGENT", "name": "a", "description": "Replays support conversations"}
+    assert essence("Integration", live) == {"name": "a", "type": "AGENT", "description": "Replays support conversations"}
+    assert "description" not in essence("Integration", {"type": "AGENT", "name": "a"})  # absent live: not invented
+
+
+def test_scopings_are_sorted_with_an_absent_organization_first() -> None:
+    live = {"type": "LLM", "name": "n", "scopings": [
+        {"organization_id": "O1", "space_id": "S1"}, {"organization_id": None, "space_id": "S2"},
+        {"organization_id": "O1", "space_id": None}, "not a scoping"]}
+    assert essence("Integration", live)["scopings"] == [
+        {"organization_id": None, "space_id": "S2"}, {"organization_id": "O1", "space_id": None},
+        {"organization_id": "O1", "space_id": "S1"}]
+
+
+def test_a_field_of_an_unexpected_shape_is_left_out_or_kept_as_read() -> None:
+    assert essence("Integration", {"type": "LLM", "name": "n", "scopings": None, "config": None}) == {
+        "name": "n", "type": "LLM"}
+    assert essence("Integration", {"type": "LLM", "name": "n", "config": {"provider": "CLOUD_D", "auth": "odd"}})[
+        "config"] == {"provider": "CLOUD_D", "auth": "odd"}
+    assert essence("Integration", {"type": "LLM", "name": "n", "config": {
+        "provider": "CLOUD_D", "auth": {"auth_type": "FUTURE_MODE", "token_url": "u"}}})["config"]["auth"] == {
+        "auth_type": "FUTURE_MODE", "token_url": "u"}
+    agent = {"type": "AGENT", "name": "a", "config": {"endpoint": "e", "request_presets": None}}
+    assert essence("Integration", agent)["config"] == {"endpoint": "e", "request_presets": None}
+    agent["config"]["request_presets"] = [{"name": "cold", "id": "P1"}, "odd"]
+    assert essence("Integration", agent)["config"]["request_presets"] == [{"name": "cold"}]
+    assert essence("EvaluatorVersion", {"template_config": None}) == {}
+    assert essence("EvaluatorVersion", {"template_config": {"name": "f", "llm_config": None}}) == {
+        "template_config": {"name": "f", "llm_config": None}}
+
+
+def test_a_typed_integration_has_the_essence_of_what_was_read() -> None:
+    from reconciler.essence import integration_essence
+    from reconciler.model import LiveIntegration
+
+    for live in ({**SERVER, "type": "AGENT", "name": "a", "description": "d", "scopings": [],
+                  "config": {"endpoint": "e", "has_headers": False, "later": 1}},
+                 {"id": "I2", "type": "AGENT", "name": "a"},
+                 {"id": "I3", "type": "LLM", "name": "n", "description": "x",
+                  "config": {"provider": "VENDOR_A", "has_api_key": True}}):
+        assert integration_essence(LiveIntegration.read(live)) == essence("Integration", live)
+
+
+@pytest.mark.parametrize(("live", "want", "same"), [
+    ({"q": 1}, {"q": 1}, True),
+    ({"id": "E", "created_at": "t", "updated_at": "t", "q": 1}, {"q": 1}, True),
+    ({"id": "E", "q": 1}, {"q": 1}, True),
+    ({"created_at": "t", "q": 1}, {"q": 1}, True),
+    ({"updated_at": "t", "q": 1}, {"q": 1}, True),
+    ({"id": "E", "q": 1, "r": 2}, {"q": 1}, False),  # a field the manifest lacks
+    ({"id": "E", "q": 1}, {"q": 1, "r": 2}, False),
+    ({"id": "E", "q": 1}, {"q": 2}, False),
+    ({"id": "E", "created_at": "t", "q": 1}, {"q": 1, "id": "E"}, False),  # "id" is never the user's
+])
+def test_an_example_is_the_same_when_its_user_fields_are(live: dict[str, Any], want: dict[str, Any],
+                                                         same: bool) -> None:
+    from reconciler.essence import same_example, user_fields
+
+    assert same_example(live, want) is same
+    assert (user_fields(live) == want) is same
 
 
 def test_labels_point_to_the_newest_version_holding_them() -> None:
