@@ -287,9 +287,10 @@ def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, fr
 
 
 def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) -> list[CompiledRule]:
-    """The rules of one Policy document; every problem is appended at its ``file:line``."""
+    """The rules of one Policy document; every problem is appended at its ``file:line``. After a
+    problem the loader raises (``load_manifests``): the rules are returned still, so that a name used
+    twice is reported with the rest (``check_names``)."""
     ctx = Ctx(doc.file, doc.marks, problems, base_dir, lambda: f"Policy/{doc.value.get('name', '?')}", doc.refused)
-    before = len(problems)
     try:
         policy: Policy | None = Policy.model_validate(doc.value)
     except ValidationError as exc:
@@ -301,7 +302,7 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
         match = rule.match if rule.match is not MISSING else Match()
         kinds = tuple(match.kinds) if match.kinds is not MISSING else F.ALL_KINDS
         if rule.condition is MISSING and rule.match is MISSING:
-            ctx.problem(at, "a rule needs a match, a condition or both", key=True)
+            ctx.problem(at, "a rule needs a match, a condition or both")  # a list item: one mark, key and value
             continue
         if match.fields is not MISSING:
             for j, glob in enumerate(match.fields):
@@ -322,7 +323,7 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
 
             program, uses = _check_condition(rule.condition, kinds, say)
             selects = _selections(program.ast) if program is not None else {}
-        line = ctx.mark(at, key=True)[0]
+        line = ctx.mark(at)[0]
         if program is not None:
             program.where = f"{doc.file}:{line}: rule {rule.name}"
         rules.append(CompiledRule(
@@ -334,7 +335,7 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
             fields=tuple(match.fields) if match.fields is not MISSING else (),
             condition=rule.condition if rule.condition is not MISSING else None, program=program, uses=uses,
             selects=selects))
-    return rules if len(problems) == before else []
+    return rules
 
 
 def _valid_rules(policy: Policy | None, value: Any) -> Iterator[tuple[int, Rule]]:
@@ -343,7 +344,7 @@ def _valid_rules(policy: Policy | None, value: Any) -> Iterator[tuple[int, Rule]
     if policy is not None:
         yield from enumerate(policy.rules)
         return
-    raw = value.get("rules") if isinstance(value, dict) else None
+    raw = value.get("rules")  # a Policy document is a mapping (the loader read its kind)
     for i, item in enumerate(raw if isinstance(raw, list) else []):
         try:
             yield i, Rule.model_validate(item)

@@ -225,3 +225,12 @@ def test_a_policy_missing_its_name_or_its_rules_is_named_by_what_it_has(tmp_path
 def test_a_space_on_a_policy_is_one_problem_at_the_space(tmp_path: Path) -> None:
     text = "kind: Policy\nname: q\nspace: research\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n    effect: warn\n"
     assert problems(tmp_path, text) == ["p.yaml:3:1: space: 'space' does not apply to Policy"]
+
+
+def test_a_name_used_twice_is_named_beside_the_other_problems_of_its_policy(tmp_path: Path) -> None:
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n    condition: befor.name == 'x'\n    effect: warn\n---\n"
+            "kind: Policy\nname: q2\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n    effect: warn\n")
+    assert problems(tmp_path, text) == [
+        "p.yaml:5:16: rules[0].condition: unknown variable 'befor' in condition; CEL sees op, before, after and plan "
+        "(did you mean 'before'?)",
+        "p.yaml:11:1: name: rule 'e' is already defined at p.yaml:4; rule names are unique"]
