@@ -7,9 +7,11 @@ from collections import Counter
 from typing import Any
 
 import httpx
+import pytest
 
 from reconciler.apply.confirm import reread_touched
 from reconciler.client.http import ApiClient
+from reconciler.errors import ProblemError
 from reconciler.model import LiveIntegration, LiveState
 from reconciler.plan.model import Operation, Plan
 
@@ -77,3 +79,54 @@ def test_a_kind_without_a_re_read_of_its_own_is_read_again_by_id_as_its_live_typ
     assert fresh.integrations[("LLM", "i1")] == LiveIntegration.read(
         {"id": "I9", "type": "LLM", "name": "i1", "description": "read again"})
     assert fresh.integrations[("LLM", "i0")].raw()["v"] == 0
+
+
+def delete_plan(name: str, kind: str = "Integration", path: str | None = None) -> Plan:
+    return Plan(operations=(Operation(id=f"{kind}/{name}#prune", action="delete", kind=kind, name=name, method="DELETE",
+                                      path=path or f"/v2/integrations/I{name[1:]}", address=f"{kind}/{name}"),))
+
+
+def answering(status: int, asked: list[str]) -> ApiClient:
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(f"{request.method} {request.url.path}")
+        if status == 200:
+            return httpx.Response(200, json={"id": "I1", "type": "LLM", "name": "i1", "v": 0})
+        return httpx.Response(status, json={"title": "no", "status": status, "detail": "no"},
+                              headers={"content-type": "application/problem+json"})
+
+    return ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
+
+
+def test_a_pruned_resource_leaves_the_state_once_its_get_answers_404() -> None:
+    asked: list[str] = []
+    client = answering(404, asked)
+    fresh = client.run(reread_touched(delete_plan("i1"), live_with(3), {}, client))
+    assert asked == ["GET /v2/integrations/I1"]
+    assert sorted(fresh.integrations) == [("LLM", "i0"), ("LLM", "i2")]
+
+
+def test_a_pruned_resource_the_api_still_answers_for_stays_in_the_state() -> None:
+    client = answering(200, [])
+    fresh = client.run(reread_touched(delete_plan("i1"), live_with(3), {}, client))
+    assert sorted(fresh.integrations) == [("LLM", "i0"), ("LLM", "i1"), ("LLM", "i2")]
+
+
+def test_a_refused_check_of_a_pruned_resource_is_an_error_not_a_deletion() -> None:
+    client = answering(403, [])
+    with pytest.raises(ProblemError) as refused:
+        client.run(reread_touched(delete_plan("i1"), live_with(3), {}, client))
+    assert refused.value.status == 403
+
+
+def test_a_pruned_restriction_is_not_read_one_by_one_the_restrictions_are_listed_again() -> None:
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(f"{request.method} {request.url.path}")
+        return httpx.Response(200, json={"resource_restrictions": [], "pagination": {"has_more": False}})
+
+    client = ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
+    plan = delete_plan("r1", kind="ResourceRestriction", path="/v2/resource-restrictions/R1")
+    fresh = client.run(reread_touched(plan, live_with(1), {}, client))
+    assert asked == ["GET /v2/resource-restrictions"]
+    assert fresh.restrictions == {} and list(fresh.integrations) == [("LLM", "i0")]
