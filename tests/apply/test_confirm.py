@@ -130,3 +130,24 @@ def test_a_pruned_restriction_is_not_read_one_by_one_the_restrictions_are_listed
     fresh = client.run(reread_touched(plan, live_with(1), {}, client))
     assert asked == ["GET /v2/resource-restrictions"]
     assert fresh.restrictions == {} and list(fresh.integrations) == [("LLM", "i0")]
+
+
+def test_an_integration_replaced_by_one_of_the_other_type_is_read_by_its_new_id_and_the_old_one_leaves() -> None:
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(f"{request.method} {request.url.path}")
+        return httpx.Response(200, json={"id": "L1", "type": "LLM", "name": "x", "v": 1})
+
+    client = ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
+    live = LiveState(integrations={("AGENT", "x"): LiveIntegration.read({"id": "A1", "type": "AGENT", "name": "x"}),
+                                   ("AGENT", "y"): LiveIntegration.read({"id": "A2", "type": "AGENT", "name": "y"})})
+    ops = (Operation(id="Integration/x#delete", action="replace", kind="Integration", name="x", method="DELETE",
+                     path="/v2/integrations/A1", address="Integration/x"),
+           Operation(id="Integration/x#create", action="replace", kind="Integration", name="x", method="POST",
+                     path="/v2/integrations", address="Integration/x"))
+    plan = Plan(operations=ops, pins={"Integration/x": ["Integration", "LLM", "x"]})
+    fresh = client.run(reread_touched(plan, live, {"Integration/x#create": {"id": "L1"}}, client))
+    assert asked == ["GET /v2/integrations/L1"]
+    assert sorted(fresh.integrations) == [("AGENT", "y"), ("LLM", "x")]
+    assert fresh.integrations[("LLM", "x")].id == "L1" and ("AGENT", "x") in live.integrations
