@@ -234,3 +234,11 @@ def test_a_name_used_twice_is_named_beside_the_other_problems_of_its_policy(tmp_
         "p.yaml:5:16: rules[0].condition: unknown variable 'befor' in condition; CEL sees op, before, after and plan "
         "(did you mean 'before'?)",
         "p.yaml:11:1: name: rule 'e' is already defined at p.yaml:4; rule names are unique"]
+
+
+def test_a_value_the_yaml_reader_refused_is_one_problem_not_two(tmp_path: Path) -> None:
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n    effect: warn\n"
+            "    message: *m\n")
+    assert problems(tmp_path, text) == [
+        "p.yaml:7:14: rules[0].message: YAML aliases are not supported (*m): write the value out (aliases can expand "
+        "a small file into a huge document)"]
