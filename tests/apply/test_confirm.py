@@ -151,3 +151,15 @@ def test_an_integration_replaced_by_one_of_the_other_type_is_read_by_its_new_id_
     assert asked == ["GET /v2/integrations/L1"]
     assert sorted(fresh.integrations) == [("AGENT", "y"), ("LLM", "x")]
     assert fresh.integrations[("LLM", "x")].id == "L1" and ("AGENT", "x") in live.integrations
+
+
+def test_touched_integrations_are_re_listed_only_when_fewer_pages_than_gets() -> None:
+    client, seen = recording_client(150)
+    client.run(reread_touched(update_plan(["i1", "i2"]), live_with(150), {}, client))
+    assert seen == {"get": 2}  # two pages of 100 would cost as much
+    client, seen = recording_client(150)
+    client.run(reread_touched(update_plan(["i1", "i2", "i3"]), live_with(150), {}, client))
+    assert seen == {"list": 1}
+    client, seen = recording_client(0)
+    client.run(reread_touched(update_plan(["i1"]), LiveState(), {}, client))
+    assert not seen  # one page is no cheaper than one GET, and an object neither live nor created has no id to read
