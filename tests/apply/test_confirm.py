@@ -12,7 +12,7 @@ import pytest
 from reconciler.apply.confirm import reread_touched
 from reconciler.client.http import ApiClient
 from reconciler.errors import ProblemError
-from reconciler.model import LiveIntegration, LiveState
+from reconciler.model import DatasetObject, LiveDataset, LiveIntegration, LiveState
 from reconciler.plan.model import Operation, Plan
 
 
@@ -163,3 +163,39 @@ def test_touched_integrations_are_re_listed_only_when_fewer_pages_than_gets() ->
     client, seen = recording_client(0)
     client.run(reread_touched(update_plan(["i1"]), LiveState(), {}, client))
     assert not seen  # one page is no cheaper than one GET, and an object neither live nor created has no id to read
+
+
+def test_a_dataset_is_read_again_as_its_calls_touched_it() -> None:
+    """A rename reads the dataset itself, a write of examples its examples, a deletion by retention its
+    experiments; nothing else of it is read."""
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(f"{request.method} {request.url.path}")
+        if request.url.path == "/v2/datasets/D1":
+            return httpx.Response(200, json={"id": "D1", "name": "golden", "space_id": "S1", "description": "new",
+                                             "versions": []})
+        if request.url.path == "/v2/datasets/D1/examples":
+            return httpx.Response(200, json={"examples": [{"id": "e1", "q": "a"}], "pagination": {"has_more": False}})
+        return httpx.Response(200, json={"experiments": [], "pagination": {"has_more": False}})
+
+    client = ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
+    live = LiveState(datasets={("S1", "golden"): LiveDataset(dataset=DatasetObject.read(
+        {"id": "D1", "name": "golden", "space_id": "S1", "description": "old"}))})
+    address, pins = "Dataset/research/golden", {"Dataset/research/golden": ["Dataset", "S1", "golden"]}
+
+    def reread(*ops: Operation) -> LiveDataset:
+        asked.clear()
+        fresh = client.run(reread_touched(Plan(operations=ops, pins=pins), live, {}, client))
+        found: LiveDataset = fresh.datasets[("S1", "golden")]
+        return found
+
+    renamed = reread(Operation(id=f"{address}#rename", action="update", kind="Dataset", name="golden", method="PATCH",
+                               path="/v2/datasets/D1", address=address, note="rename"))
+    assert asked == ["GET /v2/datasets/D1", "GET /v2/datasets/D1/examples"]
+    assert renamed.dataset.raw()["description"] == "new" and "versions" not in renamed.dataset.raw()
+    assert renamed.examples == [{"id": "e1", "q": "a"}] and renamed.experiments is None
+    pruned = reread(Operation(id=f"{address}#retention-E1", action="delete", kind="Experiment", name="exp",
+                              method="DELETE", path="/v2/experiments/E1", address=address))
+    assert asked == ["GET /v2/experiments"]
+    assert pruned.experiments == [] and pruned.examples is None and pruned.dataset.raw()["description"] == "old"
