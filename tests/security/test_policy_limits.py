@@ -118,3 +118,11 @@ def test_a_condition_may_take_every_step_of_its_budget_and_not_one_more(
         evaluate(UPDATE, ms.policies, ms)
     assert str(stopped.value) == (f"{file}:4: rule r0: the rule's condition took more than 8 steps on one object and "
                                   "was stopped; simplify it (nested macros over long lists)")
+
+
+def test_a_condition_at_the_level_limit_is_refused_for_what_is_over_its_limit(tmp_path: Path) -> None:
+    nested = "[1].all(a, [1].all(b, [1].all(c, [1].all(d, true))))"  # macros four deep, at 32 levels
+    file = policy(tmp_path / "p.yaml", '"' + "(" * 27 + nested + ")" * 27 + '"')
+
+    assert (f"{file}:5:16: rules[0].condition: condition nests macros (all, exists, exists_one, map, filter) 4 deep; "
+            "at most 3") in validate(file)
