@@ -120,9 +120,13 @@ def test_a_condition_may_take_every_step_of_its_budget_and_not_one_more(
                                   "was stopped; simplify it (nested macros over long lists)")
 
 
-def test_a_condition_at_the_level_limit_is_refused_for_what_is_over_its_limit(tmp_path: Path) -> None:
-    nested = "[1].all(a, [1].all(b, [1].all(c, [1].all(d, true))))"  # macros four deep, at 32 levels
-    file = policy(tmp_path / "p.yaml", '"' + "(" * 27 + nested + ")" * 27 + '"')
+def test_a_condition_at_a_depth_limit_is_refused_for_what_is_over_its_limit(tmp_path: Path) -> None:
+    nested = "[1].all(a, [1].all(b, [1].all(c, [1].all(d, true))))"  # macros four deep
+    file = policy(tmp_path / "p.yaml", '"' + "(" * 27 + nested + ")" * 27 + '"',  # at 32 levels
+                  '"' + "!" * 297 + nested + '"')  # at 350 nodes
 
-    assert (f"{file}:5:16: rules[0].condition: condition nests macros (all, exists, exists_one, map, filter) 4 deep; "
-            "at most 3") in validate(file)
+    output = validate(file)
+
+    for line, rule in ((5, 0), (8, 1)):
+        assert (f"{file}:{line}:16: rules[{rule}].condition: condition nests macros (all, exists, exists_one, map, "
+                "filter) 4 deep; at most 3") in output
