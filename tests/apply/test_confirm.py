@@ -132,25 +132,27 @@ def test_a_pruned_restriction_is_not_read_one_by_one_the_restrictions_are_listed
     assert fresh.restrictions == {} and list(fresh.integrations) == [("LLM", "i0")]
 
 
-def test_an_integration_replaced_by_one_of_the_other_type_is_read_by_its_new_id_and_the_old_one_leaves() -> None:
+@pytest.mark.parametrize(("old", "new"), [("AGENT", "LLM"), ("LLM", "AGENT")])
+def test_an_integration_replaced_by_one_of_the_other_type_is_read_by_its_new_id_and_the_old_one_leaves(
+        old: str, new: str) -> None:
     asked: list[str] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         asked.append(f"{request.method} {request.url.path}")
-        return httpx.Response(200, json={"id": "L1", "type": "LLM", "name": "x", "v": 1})
+        return httpx.Response(200, json={"id": "N1", "type": new, "name": "x", "v": 1})
 
     client = ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
-    live = LiveState(integrations={("AGENT", "x"): LiveIntegration.read({"id": "A1", "type": "AGENT", "name": "x"}),
-                                   ("AGENT", "y"): LiveIntegration.read({"id": "A2", "type": "AGENT", "name": "y"})})
+    live = LiveState(integrations={(old, "x"): LiveIntegration.read({"id": "O1", "type": old, "name": "x"}),
+                                   (old, "y"): LiveIntegration.read({"id": "O2", "type": old, "name": "y"})})
     ops = (Operation(id="Integration/x#delete", action="replace", kind="Integration", name="x", method="DELETE",
-                     path="/v2/integrations/A1", address="Integration/x"),
+                     path="/v2/integrations/O1", address="Integration/x"),
            Operation(id="Integration/x#create", action="replace", kind="Integration", name="x", method="POST",
                      path="/v2/integrations", address="Integration/x"))
-    plan = Plan(operations=ops, pins={"Integration/x": ["Integration", "LLM", "x"]})
-    fresh = client.run(reread_touched(plan, live, {"Integration/x#create": {"id": "L1"}}, client))
-    assert asked == ["GET /v2/integrations/L1"]
-    assert sorted(fresh.integrations) == [("AGENT", "y"), ("LLM", "x")]
-    assert fresh.integrations[("LLM", "x")].id == "L1" and ("AGENT", "x") in live.integrations
+    plan = Plan(operations=ops, pins={"Integration/x": ["Integration", new, "x"]})
+    fresh = client.run(reread_touched(plan, live, {"Integration/x#create": {"id": "N1"}}, client))
+    assert asked == ["GET /v2/integrations/N1"]
+    assert sorted(fresh.integrations) == sorted([(old, "y"), (new, "x")])
+    assert fresh.integrations[(new, "x")].id == "N1" and (old, "x") in live.integrations
 
 
 def test_touched_integrations_are_re_listed_only_when_fewer_pages_than_gets() -> None:
@@ -160,6 +162,9 @@ def test_touched_integrations_are_re_listed_only_when_fewer_pages_than_gets() ->
     client, seen = recording_client(150)
     client.run(reread_touched(update_plan(["i1", "i2", "i3"]), live_with(150), {}, client))
     assert seen == {"list": 1}
+    client, seen = recording_client(10)
+    client.run(reread_touched(update_plan(["i1", "i2"]), live_with(10), {}, client))
+    assert seen == {"list": 1}  # one page for two GETs
     client, seen = recording_client(0)
     client.run(reread_touched(update_plan(["i1"]), LiveState(), {}, client))
     assert not seen  # one page is no cheaper than one GET, and an object neither live nor created has no id to read
@@ -199,3 +204,19 @@ def test_a_dataset_is_read_again_as_its_calls_touched_it() -> None:
                               method="DELETE", path="/v2/experiments/E1", address=address))
     assert asked == ["GET /v2/experiments"]
     assert pruned.experiments == [] and pruned.examples is None and pruned.dataset.raw()["description"] == "old"
+
+
+def test_integrations_pruned_among_many_are_confirmed_by_the_lists_not_one_by_one() -> None:
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
+        kind = request.url.params["type"]
+        items = [{"id": "I0", "name": "i0", "v": 1}] if kind == "LLM" else []
+        return httpx.Response(200, json={"integrations": items, "pagination": {"has_more": False}})
+
+    client = ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
+    plan = Plan(operations=delete_plan("i1").operations + delete_plan("i2").operations)
+    fresh = client.run(reread_touched(plan, live_with(3), {}, client))
+    assert sorted(asked) == ["GET /v2/integrations?type=AGENT&limit=100", "GET /v2/integrations?type=LLM&limit=100"]
+    assert list(fresh.integrations) == [("LLM", "i0")] and fresh.integrations[("LLM", "i0")].raw()["v"] == 1
