@@ -176,7 +176,8 @@ def test_a_dataset_is_read_again_as_its_calls_touched_it() -> None:
     asked: list[str] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        asked.append(f"{request.method} {request.url.path}")
+        asked.append(f"{request.method} {request.url.path}" + (f"?{request.url.query.decode()}"
+                                                               if request.url.path == "/v2/experiments" else ""))
         if request.url.path == "/v2/datasets/D1":
             return httpx.Response(200, json={"id": "D1", "name": "golden", "space_id": "S1", "description": "new",
                                              "versions": []})
@@ -202,7 +203,7 @@ def test_a_dataset_is_read_again_as_its_calls_touched_it() -> None:
     assert renamed.examples == [{"id": "e1", "q": "a"}] and renamed.experiments is None
     pruned = reread(Operation(id=f"{address}#retention-E1", action="delete", kind="Experiment", name="exp",
                               method="DELETE", path="/v2/experiments/E1", address=address))
-    assert asked == ["GET /v2/experiments"]
+    assert asked == ["GET /v2/experiments?dataset_id=D1&limit=100"]
     assert pruned.experiments == [] and pruned.examples is None and pruned.dataset.raw()["description"] == "old"
 
 

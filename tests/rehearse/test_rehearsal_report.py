@@ -87,7 +87,7 @@ def test_the_report_goes_under_a_text_plan_after_a_markdown_heading_and_into_a_j
     assert Rehearsal(calls=0, accepted=0, unknown=("x",)).rendered("## Plan\n", "markdown") == (
         "## Plan\n\n**Rehearsal: nothing to rehearse (the plan is empty).**\n")
     rendered = FAILED.rendered('{"operations": [], "name": "ü"}', "json")
-    assert rendered.endswith("}\n") and '  "name": "ü"' in rendered
+    assert rendered.endswith("}\n") and '\n  "name": "ü",\n' in rendered  # indented by two, not escaped
     assert json.loads(rendered) == {"operations": [], "name": "ü", "rehearsal": json.loads(json.dumps(FAILED.to_json()))}
 
 
@@ -101,11 +101,13 @@ def test_what_still_differs_names_three_fields_of_each_resource_and_counts_the_r
     again = Plan((op("Prompt/p", "description", "version.labels", "description"),
                   op("Prompt/p", "version.messages", "version.model", "tags"),
                   op("Integration/i", method="DELETE", path="/v2/integrations/I1"),
-                  op("Dataset/d", "examples", "examples[+]", "key")))
+                  op("Dataset/d", "examples", "examples[+]", "key"),
+                  op("Evaluator/e", "a", "b", "c", "d")))
     assert _differences(again) == [
         "Prompt/p: description, version.labels, version.messages (+2 more)",
         "Integration/i: DELETE /v2/integrations/I1",
         "Dataset/d: examples, examples[+], key",
+        "Evaluator/e: a, b, c (+1 more)",
     ]
 
 
