@@ -53,7 +53,7 @@ def test_an_empty_plan_is_not_rehearsed(tmp_path: Path, monkeypatch: pytest.Monk
         assert run_apply(plan, client, parallelism=2, fail_fast=False).ok
         live, again = plan_against(manifests, client, PlanOptions())
     result = rehearse(again, live, manifests)
-    assert result.ok and result.calls == 0
+    assert result.ok and (result.calls, result.accepted, result.refusals, result.converged) == (0, 0, (), True)
     assert result.headline() == "Rehearsal: nothing to rehearse (the plan is empty)."
 
 
