@@ -76,3 +76,5 @@ def test_without_the_plans_manifests_convergence_is_not_checked_and_each_secret_
     one = next(op for op in plan if len(op.secrets) == 1)
     alone = rehearse(replace(plan, operations=(one,)), live, None)
     assert alone.unknown[0] == "1 secret value the plan sends is a placeholder (never read): the replica takes any value"
+    bare = next(op for op in plan if not op.secrets and not op.depends_on)
+    assert not any("placeholder" in u for u in rehearse(replace(plan, operations=(bare,)), live, None).unknown)
