@@ -122,14 +122,16 @@ def test_a_pruned_restriction_is_not_read_one_by_one_the_restrictions_are_listed
     asked: list[str] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        asked.append(f"{request.method} {request.url.path}")
-        return httpx.Response(200, json={"resource_restrictions": [], "pagination": {"has_more": False}})
+        asked.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
+        listed = [{"id": "R2", "resource_type": "PROMPT", "resource_id": "P1"}]
+        return httpx.Response(200, json={"resource_restrictions": listed, "pagination": {"has_more": False}})
 
     client = ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
     plan = delete_plan("r1", kind="ResourceRestriction", path="/v2/resource-restrictions/R1")
     fresh = client.run(reread_touched(plan, live_with(1), {}, client))
-    assert asked == ["GET /v2/resource-restrictions"]
-    assert fresh.restrictions == {} and list(fresh.integrations) == [("LLM", "i0")]
+    assert asked == ["GET /v2/resource-restrictions?limit=100"]
+    assert list(fresh.restrictions) == [("PROMPT", "P1")] and fresh.restrictions[("PROMPT", "P1")].raw()["id"] == "R2"
+    assert list(fresh.integrations) == [("LLM", "i0")]
 
 
 @pytest.mark.parametrize(("old", "new"), [("AGENT", "LLM"), ("LLM", "AGENT")])
@@ -221,3 +223,22 @@ def test_integrations_pruned_among_many_are_confirmed_by_the_lists_not_one_by_on
     fresh = client.run(reread_touched(plan, live_with(3), {}, client))
     assert sorted(asked) == ["GET /v2/integrations?type=AGENT&limit=100", "GET /v2/integrations?type=LLM&limit=100"]
     assert list(fresh.integrations) == [("LLM", "i0")] and fresh.integrations[("LLM", "i0")].raw()["v"] == 1
+
+
+def test_a_dataset_the_plan_created_is_read_by_the_id_its_create_answered() -> None:
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(f"{request.method} {request.url.path}")
+        return httpx.Response(200, json={"examples": [{"id": "e1", "q": "a"}], "pagination": {"has_more": False}})
+
+    client = ApiClient(httpx.AsyncClient(base_url="https://api.test", transport=httpx.MockTransport(handler)))
+    address = "Dataset/research/golden"
+    create = Operation(id=f"{address}#create", action="create", kind="Dataset", name="golden", method="POST",
+                       path="/v2/datasets", address=address)
+    plan = Plan(operations=(create,), pins={address: ["Dataset", "S1", "golden"]})
+    fresh = client.run(reread_touched(plan, LiveState(), {create.id: {"id": "D9"}}, client))
+    assert asked == ["GET /v2/datasets/D9/examples"]
+    created = fresh.datasets[("S1", "golden")]
+    assert (created.id, created.dataset.name, created.dataset.space_id) == ("D9", "golden", "S1")
+    assert created.examples == [{"id": "e1", "q": "a"}]
