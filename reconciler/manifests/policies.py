@@ -45,8 +45,7 @@ _FUNCTIONS = ("has", "dyn", "size", "int", "uint", "double", "string", "bytes", 
 
 def _address_globs(globs: list[str]) -> list[str]:
     for i, glob in enumerate(globs):
-        kind, sep, rest = glob.partition("/")
-        if not sep or not rest:
+        if "/" not in glob or "" in glob.split("/"):  # an empty part matches no address
             raise problem("an address glob is KIND/NAME (KIND/SPACE/NAME for " + ", ".join(SPACED_KINDS)
                           + "), e.g. Integration/*-prod", i)
     return globs
@@ -148,35 +147,37 @@ def _selections(ast: Any) -> dict[str, frozenset[str] | None]:
     chains: dict[str, list[str]] = {}
     for chain, _ in _members(ast):
         chains.setdefault(chain[0], []).append(chain[1])
-    return {name: frozenset(chains.get(name, ())) if len(chains.get(name, ())) == count else None
+    return {name: frozenset(chains[name]) if len(chains.get(name, ())) == count else None
             for name, count in idents.items() if name in VARIABLES}
 
 
 #: Limits of a condition (a Policy may come from a fork's pull request, and its plan runs in CI):
-#: the depth of its parse tree, how deep macros (``all``, ``exists``, ``map``...) nest, and the
-#: steps one evaluation may take. What the limits leave possible grows with the plan, not beyond.
+#: how deep its expressions nest, how deep its parse tree is, how deep macros (``all``, ``exists``,
+#: ``map``...) nest, and the steps one evaluation may take. What the limits leave possible grows
+#: with the plan, not beyond. cel-python evaluates recursively, about two and a half Python frames
+#: a node of the tree: ``MAX_TREE_DEPTH`` leaves room in Python's 1,000 for the command's own
+#: frames, and holds 32 levels of parentheses around a short expression.
 MAX_DEPTH = 32
+MAX_TREE_DEPTH = 350
 MAX_MACRO_NESTING = 3
 STEP_BUDGET = 100_000
 
 
-def _depths(ast: Any) -> tuple[int, int]:
-    """The parse tree's depth and the deepest nesting of binding macros (iteratively: a tree too
-    deep for recursion is measured too)."""
+def _depths(ast: Any) -> tuple[int, int, int]:
+    """The levels of nested expressions, the parse tree's depth in nodes and the deepest nesting of
+    binding macros (iteratively: a tree too deep for recursion is measured too)."""
     from lark import Tree
 
-    deepest, nesting = 0, 0
-    stack: list[tuple[Any, int, int]] = [(ast, 0, 0)]
+    levels, deepest, nesting = 0, 0, 0
+    stack: list[tuple[Tree[Any], int, int, int]] = [(ast, 0, 1, 0)]
     while stack:
-        node, depth, macros = stack.pop()
-        if not isinstance(node, Tree):
-            continue
-        if node.data == "member_dot_arg" and len(node.children) > 1 and str(node.children[1]) in BINDING_MACROS:
+        node, level, depth, macros = stack.pop()
+        if node.data == "member_dot_arg" and str(node.children[1]) in BINDING_MACROS:  # member "." IDENT (...)
             macros += 1
-        depth += node.data == "expr"  # one level of the expression (the grammar's levels below it are not)
-        deepest, nesting = max(deepest, depth), max(nesting, macros)
-        stack.extend((child, depth, macros) for child in node.children)
-    return deepest, nesting
+        level += node.data == "expr"  # one level of the expression (the grammar's levels below it are not)
+        levels, deepest, nesting = max(levels, level), max(deepest, depth), max(nesting, macros)
+        stack.extend((child, level, depth + 1, macros) for child in node.children if isinstance(child, Tree))
+    return levels, deepest, nesting
 
 
 class BudgetExceeded(PlanError):
@@ -205,7 +206,7 @@ def _budgeted_runner() -> Any:
             return Counted(ast, self.activation, self.steps, self.where)
 
     class Runner(celpy.InterpretedRunner):
-        where = "a policy rule"
+        where: str  # FILE:LINE: rule NAME, set by compile_policy
 
         def evaluate(self, context: Any) -> Any:
             return Counted(self.ast, self.new_activation(), [STEP_BUDGET], self.where).evaluate(context)
@@ -215,46 +216,46 @@ def _budgeted_runner() -> Any:
 
 def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, frozenset[str]]:
     """Compile ``text``; ``say(message, line_offset, column)`` reports each problem. Returns the
-    program (None after a problem) and the variables the condition reads."""
+    program (None when the text does not parse or is too deep to examine further) and the variables
+    the condition reads. A policy with a problem gives no rule (``compile_policy``), whatever the
+    program."""
     import celpy
     from celpy.celparser import CELParseError
     from lark import Token, Tree
 
     env = celpy.Environment(runner_class=_budgeted_runner())
     try:
-        ast = env.compile(text)
-    except RecursionError:
-        say(f"condition is nested too deeply (more than {MAX_DEPTH} levels)", 0, 1)
-        return None, frozenset()
+        ast = env.compile(text)  # lark's LALR parser: no recursion, whatever the depth
     except CELParseError as exc:
-        lines = text.splitlines() or [""]
+        lines = text.splitlines()  # a condition is not empty
         line, column = exc.line or 1, exc.column or 1
         near = lines[min(line, len(lines)) - 1][column - 1:column + 19]
         say(f"condition is not valid CEL: unexpected {near!r} at line {line}, column {column} of the expression"
             if near else "condition is not valid CEL: the expression ends too early", line - 1, column)
         return None, frozenset()
-    depth, nesting = _depths(ast)
-    if depth > MAX_DEPTH or nesting > MAX_MACRO_NESTING:
-        say(f"condition is nested too deeply (more than {MAX_DEPTH} levels)" if depth > MAX_DEPTH else
+    levels, depth, nesting = _depths(ast)
+    if levels > MAX_DEPTH or depth > MAX_TREE_DEPTH or nesting > MAX_MACRO_NESTING:
+        say(f"condition is nested too deeply (more than {MAX_DEPTH} levels)" if levels > MAX_DEPTH else
+            f"condition is too long a chain of operators, selections or indexes (its parse tree is {depth} "
+            f"deep; at most {MAX_TREE_DEPTH})" if depth > MAX_TREE_DEPTH else
             f"condition nests macros (all, exists, exists_one, map, filter) {nesting} deep; at most "
             f"{MAX_MACRO_NESTING}", 0, 1)
         return None, frozenset()
+    def line_of(node: Tree[Any]) -> tuple[int, int]:
+        return node.meta.line - 1, node.meta.column  # the parser propagates positions to every node
+
     bound: set[str] = set()
     for node in ast.iter_subtrees():
-        if node.data == "member_dot_arg" and str(node.children[1]) in BINDING_MACROS and len(node.children) > 2:
-            args = node.children[2]
-            first = next(iter(args.children), None) if isinstance(args, Tree) else None
-            tokens = list(first.scan_values(lambda v: isinstance(v, Token))) if first is not None else []
-            if len(tokens) == 1:
-                bound.add(str(tokens[0]))
-    problems = 0
+        if node.data == "member_dot_arg" and (macro := str(node.children[1])) in BINDING_MACROS:
+            args = node.children[2].children if len(node.children) > 2 else []  # member "." IDENT "(" [exprlist] ")"
+            names = list(args[0].scan_values(lambda v: isinstance(v, Token))) if args else []
+            variable = str(names[0]) if len(names) == 1 and names[0].type == "IDENT" else None
+            if variable is not None:
+                bound.add(variable)
+            if len(args) != 2 or variable is None:  # cel-python fails on it at each evaluation: read as false
+                say(f"{macro}() takes a variable and an expression, e.g. op.changes.{macro}(c, c.path == 'name')",
+                    *line_of(node))
     uses: set[str] = set()
-
-    def line_of(node: Any) -> tuple[int, int]:
-        meta = getattr(node, "meta", None)
-        if meta is None or meta.empty:
-            return 0, 1
-        return meta.line - 1, meta.column
 
     for node in ast.iter_subtrees():
         if node.data == "ident":
@@ -265,12 +266,10 @@ def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, fr
                 hint = suggest(ident, VARIABLES)
                 say(f"unknown variable '{ident}' in condition; CEL sees op, before, after and plan"
                     + (f" (did you mean '{hint}'?)" if hint else ""), *line_of(node))
-                problems += 1
         elif node.data == "ident_arg":
             function = str(node.children[0])
             if function not in _FUNCTIONS:
                 say(f"unknown function '{function}' in condition", *line_of(node))
-                problems += 1
     for chain, node in _members(ast):
         root, path = chain[0], chain[1:]
         if root in ("before", "after"):
@@ -284,16 +283,14 @@ def _check_condition(text: str, kinds: Sequence[str], say: Any) -> tuple[Any, fr
             continue
         if not ok:
             say(f"{what} ({root}.{'.'.join(path)} in condition)", *line_of(node))
-            problems += 1
-    if problems:
-        return None, frozenset(uses)
     return env.program(ast), frozenset(uses)
 
 
 def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) -> list[CompiledRule]:
-    """The rules of one Policy document; every problem is appended at its ``file:line``."""
+    """The rules of one Policy document; every problem is appended at its ``file:line``. After a
+    problem the loader raises (``load_manifests``): the rules are returned still, so that a name used
+    twice is reported with the rest (``check_names``)."""
     ctx = Ctx(doc.file, doc.marks, problems, base_dir, lambda: f"Policy/{doc.value.get('name', '?')}", doc.refused)
-    before = len(problems)
     try:
         policy: Policy | None = Policy.model_validate(doc.value)
     except ValidationError as exc:
@@ -305,7 +302,7 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
         match = rule.match if rule.match is not MISSING else Match()
         kinds = tuple(match.kinds) if match.kinds is not MISSING else F.ALL_KINDS
         if rule.condition is MISSING and rule.match is MISSING:
-            ctx.problem(at, "a rule needs a match, a condition or both", key=True)
+            ctx.problem(at, "a rule needs a match, a condition or both")  # a list item: one mark, key and value
             continue
         if match.fields is not MISSING:
             for j, glob in enumerate(match.fields):
@@ -326,7 +323,7 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
 
             program, uses = _check_condition(rule.condition, kinds, say)
             selects = _selections(program.ast) if program is not None else {}
-        line = ctx.mark(at, key=True)[0]
+        line = ctx.mark(at)[0]
         if program is not None:
             program.where = f"{doc.file}:{line}: rule {rule.name}"
         rules.append(CompiledRule(
@@ -338,7 +335,7 @@ def compile_policy(doc: YamlDocument, problems: list[Problem], base_dir: str) ->
             fields=tuple(match.fields) if match.fields is not MISSING else (),
             condition=rule.condition if rule.condition is not MISSING else None, program=program, uses=uses,
             selects=selects))
-    return rules if len(problems) == before else []
+    return rules
 
 
 def _valid_rules(policy: Policy | None, value: Any) -> Iterator[tuple[int, Rule]]:
@@ -347,7 +344,7 @@ def _valid_rules(policy: Policy | None, value: Any) -> Iterator[tuple[int, Rule]
     if policy is not None:
         yield from enumerate(policy.rules)
         return
-    raw = value.get("rules") if isinstance(value, dict) else None
+    raw = value.get("rules")  # a Policy document is a mapping (the loader read its kind)
     for i, item in enumerate(raw if isinstance(raw, list) else []):
         try:
             yield i, Rule.model_validate(item)

@@ -167,3 +167,78 @@ def test_a_selection_is_checked_against_every_kind_the_rule_names(tmp_path: Path
     assert problems(tmp_path, text) == [
         "p.yaml:6:16: rules[0].condition: no field 'nothing' in the manifests of Prompt, Dataset (before.nothing in "
         "condition)"]
+
+
+@pytest.mark.parametrize("glob", ["Prompt/research/", "/triage", "Prompt//triage"])
+def test_an_address_glob_with_an_empty_part_is_refused_as_matching_nothing(tmp_path: Path, glob: str) -> None:
+    text = f"kind: Policy\nname: q\nrules:\n  - name: e\n    match: {{addresses: ['{glob}']}}\n    effect: warn\n"
+    assert problems(tmp_path, text) == [
+        "p.yaml:5:25: rules[0].match.addresses[0]: an address glob is KIND/NAME (KIND/SPACE/NAME for Prompt, "
+        "Dataset, Evaluator), e.g. Integration/*-prod"]
+    (tmp_path / "p.yaml").write_text(text.replace(glob, "Prompt/*/triage"))
+    assert load_manifests([str(tmp_path / "p.yaml")]).policies[0].addresses == ("Prompt/*/triage",)
+
+
+def test_a_selection_inside_a_call_whose_result_is_selected_from_is_still_checked(tmp_path: Path) -> None:
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n"
+            "    condition: dyn(after.verison).labels == []\n    effect: warn\n")
+    assert problems(tmp_path, text) == [
+        "p.yaml:6:20: rules[0].condition: no field 'verison' in the manifests of Prompt (after.verison in "
+        "condition)"]
+
+
+def test_an_unknown_variable_in_the_last_branch_of_a_choice_is_named(tmp_path: Path) -> None:
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n"
+            "    condition: op.name == 'x' ? true :zzz\n    effect: warn\n")
+    assert problems(tmp_path, text) == [
+        "p.yaml:5:39: rules[0].condition: unknown variable 'zzz' in condition; CEL sees op, before, after and plan"]
+
+
+def test_a_macro_without_its_variable_and_expression_is_a_problem_not_a_rule_read_as_false(tmp_path: Path) -> None:
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n"
+            "    condition: op.changes.exists() || op.changes.all(c) || op.changes.map(c, c.path, c.after) == []"
+            " || op.changes.filter(1, true) == []\n    effect: deny\n")
+    assert problems(tmp_path, text) == [
+        "p.yaml:5:16: rules[0].condition: exists() takes a variable and an expression, e.g. "
+        "op.changes.exists(c, c.path == 'name')",
+        "p.yaml:5:39: rules[0].condition: all() takes a variable and an expression, e.g. "
+        "op.changes.all(c, c.path == 'name')",
+        "p.yaml:5:60: rules[0].condition: map() takes a variable and an expression, e.g. "
+        "op.changes.map(c, c.path == 'name')",
+        "p.yaml:5:104: rules[0].condition: filter() takes a variable and an expression, e.g. "
+        "op.changes.filter(c, c.path == 'name')",
+    ]
+
+
+def test_a_condition_of_blank_lines_ends_too_early(tmp_path: Path) -> None:
+    text = "kind: Policy\nname: q\nrules:\n  - name: e\n    condition: \"\\n\\n\"\n    effect: warn\n"
+    [problem] = problems(tmp_path, text)
+    assert problem.endswith(": rules[0].condition: condition is not valid CEL: the expression ends too early")
+
+
+def test_a_policy_missing_its_name_or_its_rules_is_named_by_what_it_has(tmp_path: Path) -> None:
+    assert problems(tmp_path, "kind: Policy\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n    effect: warn\n") == [
+        "p.yaml:1:1: Policy/?: missing required field 'name'"]
+    assert problems(tmp_path, "kind: Policy\nname: q\n") == ["p.yaml:1:1: Policy/q: missing required field 'rules'"]
+
+
+def test_a_space_on_a_policy_is_one_problem_at_the_space(tmp_path: Path) -> None:
+    text = "kind: Policy\nname: q\nspace: research\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n    effect: warn\n"
+    assert problems(tmp_path, text) == ["p.yaml:3:1: space: 'space' does not apply to Policy"]
+
+
+def test_a_name_used_twice_is_named_beside_the_other_problems_of_its_policy(tmp_path: Path) -> None:
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n    condition: befor.name == 'x'\n    effect: warn\n---\n"
+            "kind: Policy\nname: q2\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n    effect: warn\n")
+    assert problems(tmp_path, text) == [
+        "p.yaml:5:16: rules[0].condition: unknown variable 'befor' in condition; CEL sees op, before, after and plan "
+        "(did you mean 'before'?)",
+        "p.yaml:11:1: name: rule 'e' is already defined at p.yaml:4; rule names are unique"]
+
+
+def test_a_value_the_yaml_reader_refused_is_one_problem_not_two(tmp_path: Path) -> None:
+    text = ("kind: Policy\nname: q\nrules:\n  - name: e\n    match: {kinds: [Prompt]}\n    effect: warn\n"
+            "    message: *m\n")
+    assert problems(tmp_path, text) == [
+        "p.yaml:7:14: rules[0].message: YAML aliases are not supported (*m): write the value out (aliases can expand "
+        "a small file into a huge document)"]

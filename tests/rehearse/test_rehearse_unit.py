@@ -5,6 +5,7 @@ plan is not rehearsed."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -52,5 +53,28 @@ def test_an_empty_plan_is_not_rehearsed(tmp_path: Path, monkeypatch: pytest.Monk
         assert run_apply(plan, client, parallelism=2, fail_fast=False).ok
         live, again = plan_against(manifests, client, PlanOptions())
     result = rehearse(again, live, manifests)
-    assert result.ok and result.calls == 0
+    assert result.ok and (result.calls, result.accepted, result.refusals, result.converged) == (0, 0, (), True)
     assert result.headline() == "Rehearsal: nothing to rehearse (the plan is empty)."
+
+
+def test_without_the_plans_manifests_convergence_is_not_checked_and_each_secret_is_counted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(ROOT / "manifests", tmp_path / "m")
+    monkeypatch.delenv("VENDOR_A_KEY", raising=False)
+    monkeypatch.delenv("AGENT_TOKEN", raising=False)
+    manifests = load([str(tmp_path / "m")])
+    with in_process_service() as client:
+        live, plan = plan_against(manifests, client, PlanOptions())
+    assert sum(len(op.secrets) for op in plan) == 2
+
+    result = rehearse(plan, live, None)
+
+    assert (result.converged, result.remaining, result.calls, result.accepted) == (None, (), len(plan.operations),
+                                                                                 len(plan.operations))
+    assert result.unknown[0] == ("2 secret values the plan sends are a placeholder (never read): the replica takes "
+                                 "any value")
+    one = next(op for op in plan if len(op.secrets) == 1)
+    alone = rehearse(replace(plan, operations=(one,)), live, None)
+    assert alone.unknown[0] == "1 secret value the plan sends is a placeholder (never read): the replica takes any value"
+    bare = next(op for op in plan if not op.secrets and not op.depends_on)
+    assert not any("placeholder" in u for u in rehearse(replace(plan, operations=(bare,)), live, None).unknown)
