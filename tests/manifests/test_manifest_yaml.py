@@ -49,6 +49,13 @@ def test_non_utf8_bytes_are_reported_with_their_byte_offset(tmp_path: Path) -> N
         f"{f}:2:8: file: not valid UTF-8 at byte offset 25 (byte 0xe9); save the file as UTF-8"]
 
 
+def test_a_bad_byte_after_a_blank_first_line_is_placed_at_its_own_line_and_column(tmp_path: Path) -> None:
+    f = tmp_path / "blank-first.yaml"
+    f.write_bytes(b"\nname: d\xe9\n")
+    assert problems_of(f) == [
+        f"{f}:2:8: file: not valid UTF-8 at byte offset 8 (byte 0xe9); save the file as UTF-8"]
+
+
 def test_a_utf8_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     f = tmp_path / "bom.yaml"
     f.write_bytes(b"\xef\xbb\xbfkind: ResourceRestriction\nname: x\nresource_type: PROJECT\nresource_id: y\n")
