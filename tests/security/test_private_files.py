@@ -157,6 +157,16 @@ def test_a_path_outside_every_root_is_refused_unless_allowed(tmp_path: Path, mon
         assert outside_allowed() is allowed, value
 
 
+def test_a_root_whose_name_ends_in_a_space_does_not_hold_its_namesake_without_the_space(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RECONCILER_ALLOW_OUTSIDE_TREE", raising=False)
+    (tmp_path / "tree ").mkdir()
+    (tmp_path / "tree").mkdir()
+    roots = tree_roots([str(tmp_path / "tree ")])
+    assert outside_tree(str(tmp_path / "tree " / "f"), roots) is None
+    assert outside_tree(str(tmp_path / "tree" / "f"), roots) is not None
+
+
 def test_a_private_database_file_is_never_open_to_others_and_a_link_planted_late_is_not_followed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     created: list[int] = []
