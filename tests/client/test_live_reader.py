@@ -315,23 +315,25 @@ def test_only_keyed_datasets_declaring_examples_in_a_live_space_are_read_against
 def test_the_users_of_an_integration_are_every_evaluator_naming_it_in_every_space(
         make_client: Callable[..., ApiClient]) -> None:
     """The evaluators the live read holds are reused (their latest version read only when the read
-    did not); the other spaces are listed and each of their evaluators read once."""
+    did not); the other spaces are listed and each of their evaluators read once. An evaluator
+    without a version or whose template names no integration uses none."""
     live = LiveState(spaces=[LiveSpace.read(s) for s in SPACES])
     live.evaluators[(S1, "judge")] = LiveEvaluator(EvaluatorObject.read({"id": "E1", "name": "judge"}),
                                                    EvaluatorVersionObject.read(template("I1")))
     live.evaluators[(S1, "tone")] = LiveEvaluator(EvaluatorObject.read({"id": "E2", "name": "tone"}))
     api = Account(
         {"/v2/evaluators?space_id=S2": ("evaluators", [{"id": "E3", "name": "grader"}, {"id": "E4", "name": "plain"}]),
-         "/v2/evaluators?space_id=S3": ("evaluators", [])},
+         "/v2/evaluators?space_id=S3": ("evaluators", [{"id": "E5", "name": "versionless"}])},
         {"/v2/evaluators/E2": {"id": "E2", "name": "tone", "version": template("I2")},
          "/v2/evaluators/E3": {"id": "E3", "name": "grader", "version": template("I1")},
-         "/v2/evaluators/E4": {"id": "E4", "name": "plain", "version": template(None)}})
+         "/v2/evaluators/E4": {"id": "E4", "name": "plain", "version": template(None)},
+         "/v2/evaluators/E5": {"id": "E5", "name": "versionless"}})
     users = ran(make_client(api), lambda c: read_integration_users(c, live))
     assert users == [("I1", "research", "judge", "E1"), ("I1", "support", "grader", "E3"),
                      ("I2", "research", "tone", "E2")]
     assert sorted((path, query.get("space_id", ""), query.get("limit", "")) for path, query in api.asked()) == [
         ("/v2/evaluators", S2, "100"), ("/v2/evaluators", S3, "100"), ("/v2/evaluators/E2", "", ""),
-        ("/v2/evaluators/E3", "", ""), ("/v2/evaluators/E4", "", "")]
+        ("/v2/evaluators/E3", "", ""), ("/v2/evaluators/E4", "", ""), ("/v2/evaluators/E5", "", "")]
 
 
 def test_an_evaluator_listed_for_its_users_that_cannot_be_read_is_refused_naming_the_list(
