@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -124,3 +126,59 @@ def test_loading_makes_no_network_call(tmp_path: Path, monkeypatch: pytest.Monke
     load_manifests([str(here / "good")])
     with pytest.raises(ManifestError, match="host 127.0.0.1 is a loopback address"):
         load_manifests([str(here / "corpus" / "bad" / "18-agent-endpoint-loopback.yaml")])
+
+
+@pytest.mark.parametrize(("written", "message"), [
+    (".inf", "infinity and NaN are not JSON numbers"),
+    ("!!int x1", "not a valid int"),
+    ("!!bool maybe", "not a valid bool"),
+    ("!!float abc", "not a valid float"),
+    ("!!binary aGk=", "unsupported YAML tag tag:yaml.org,2002:binary"),
+    ("!custom 1", "unsupported YAML tag !custom"),
+])
+def test_a_scalar_json_cannot_hold_is_refused_at_its_line_and_path(written: str, message: str) -> None:
+    problems: list[yamlload.Problem] = []
+    yamlload.parse_documents(f"kind: Dataset\nx:\n  - 1\n  - {written}\n", "d.yaml", problems)
+    assert [str(p) for p in problems] == [f"d.yaml:4:5: x[1]: {message}"]
+
+
+def test_a_plain_scalar_with_the_non_specific_tag_is_resolved_as_if_untagged() -> None:
+    problems: list[yamlload.Problem] = []
+    (doc,) = yamlload.parse_documents("a: ! 12\nb: ! true\nc: '12'\n", "d.yaml", problems)
+    assert doc.value == {"a": 12, "b": True, "c": "12"} and problems == []
+
+
+def test_a_staged_text_is_read_in_place_of_its_file_with_the_same_limit(tmp_path: Path) -> None:
+    f = tmp_path / "m.yaml"
+    f.write_text("kind: on-disk\n", encoding="utf-8")
+    (tmp_path / "link.yaml").symlink_to(f)
+    problems: list[yamlload.Problem] = []
+    with yamlload.staged({str(f): "kind: staged é\n"}):
+        assert yamlload.read_file(str(tmp_path / "link.yaml"), "shown.yaml", problems) == "kind: staged é\n"
+        assert yamlload.read_file(str(f), "shown.yaml", problems, limit=15) is None  # 15 characters, 16 bytes
+    assert yamlload.read_file(str(f), "shown.yaml", problems) == "kind: on-disk\n"
+    assert [str(p) for p in problems] == [
+        "shown.yaml:1:1: file: file is 16 bytes, over the 15-byte limit per file; split it"]
+
+
+def test_a_file_at_the_limit_is_read_and_one_byte_over_it_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "m.yaml"
+    f.write_bytes(b"# " + b"x" * 8)
+    problems: list[yamlload.Problem] = []
+    assert yamlload.read_file(str(f), "m.yaml", problems, limit=10) == "# " + "x" * 8
+    assert yamlload.read_file(str(f), "m.yaml", problems, limit=9) is None
+    assert [str(p) for p in problems] == ["m.yaml:1:1: file: file is 10 bytes, over the 9-byte limit per file; split it"]
+
+
+def test_a_pipe_longer_than_the_limit_is_refused_not_cut_short(tmp_path: Path) -> None:
+    """A pipe (``<(...)`` on a command line) has no size to check first: what is read past the
+    limit refuses it."""
+    fifo = tmp_path / "m.yaml"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(b"#" * 30,))
+    writer.start()
+    problems: list[yamlload.Problem] = []
+    assert yamlload.read_file(str(fifo), "m.yaml", problems, limit=10) is None
+    writer.join()
+    (problem,) = problems
+    assert problem.message.endswith("over the 10-byte limit per file; split it")
