@@ -261,6 +261,8 @@ def test_a_line_break_and_a_latin_1_byte_are_read_as_their_escapes_mean() -> Non
 
 def test_every_secret_is_searched_after_one_is_found_or_cut() -> None:
     assert redact("one sk-A-123456 two sk-B-654321", ["sk-A-123456", "sk-B-654321"]) == "one (sensitive) two (sensitive)"
+    assert redact("A abcdef-123456-XYZ B abcdef-123456-XYZ", ["abcdef-123456-XYZ", "123456-XY"]) == (
+        "A (sensitive) B (sensitive)")  # one secret inside the other, then both again
     assert redact("key SECOND-secret-value-99 then FIRSTsec", ["FIRSTsecret-abc", "SECOND-secret-value-99"],
                   cut=True) == "key (sensitive) then (sensitive)"
 
@@ -273,6 +275,7 @@ def test_every_secret_is_searched_after_one_is_found_or_cut() -> None:
     ("rejected: " + KEY + '"}', KEY, 'rejected: (sensitive)"}'),  # the whole secret: what follows stays
     ("rejected: " + KEY[:8] + " " * 200, KEY, "rejected: (sensitive)"),  # _TRAILER characters of debris after it
     ("x <bbbbbQ <bbbbb<bbbbb>", "<bbbbbZZ", "x <bbbbbQ (sensitive)"),  # a secret like a tag, twice: from the first
+    ("rejected: aaaaaaa", "aaaaaaXYZ", "rejected: a(sensitive)"),  # its beginning found again one character on
 ])
 def test_a_cut_beginning_is_as_long_as_the_text_shows_and_what_follows_is_judged_whole(
         text: str, secret: str, expected: str) -> None:
