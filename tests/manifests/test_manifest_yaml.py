@@ -182,3 +182,33 @@ def test_a_pipe_longer_than_the_limit_is_refused_not_cut_short(tmp_path: Path) -
     writer.join()
     (problem,) = problems
     assert problem.message.endswith("over the 10-byte limit per file; split it")
+
+
+def test_the_node_budget_counts_a_key_or_scalar_one_and_a_mapping_or_list_two() -> None:
+    """``a: [1]`` is a mapping, a key, a list and a scalar: 6. A budget of 6 builds it; one of 5
+    refuses it at the scalar, names where, and the files after it are not parsed."""
+    problems: list[yamlload.Problem] = []
+    exact = yamlload.NodeBudget(left=6)
+    assert [d.value for d in yamlload.parse_documents("a: [1]\n", "d.yaml", problems, exact)] == [{"a": [1]}]
+    assert (exact.left, exact.spent, problems) == (0, False, [])
+    short = yamlload.NodeBudget(left=5)
+    assert yamlload.parse_documents("a: [1]\n", "d.yaml", problems, short) == []
+    assert short.spent and [str(p) for p in problems] == [
+        f"d.yaml:1:5: document 1: the manifests hold too many YAML values: over {yamlload.MAX_NODES:,} (a key or "
+        "scalar counts 1, a mapping or list 2), the limit that bounds the memory a load needs; move large example "
+        "sets to an examples_file"]
+    assert yamlload.parse_documents("b: 2\n", "e.yaml", problems, short) == [] and len(problems) == 1
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("[" * yamlload.MAX_DEPTH + "]" * yamlload.MAX_DEPTH + "\n", None),
+    ("x: " + "[" * (yamlload.MAX_DEPTH - 1) + "]" * (yamlload.MAX_DEPTH - 1) + "\n", None),
+    ("[" * (yamlload.MAX_DEPTH + 1) + "]" * (yamlload.MAX_DEPTH + 1) + "\n",
+     f"d.yaml:1:{yamlload.MAX_DEPTH + 1}: 0[0][0][0]...: nested deeper than {yamlload.MAX_DEPTH} levels"),
+    ("a:\n  b: " + "[" * 150 + "]" * 150 + "\n", f"d.yaml:2:104: a.b[0][0]...: nested deeper than {yamlload.MAX_DEPTH} levels"),
+], ids=["lists-at-the-cap", "a-mapping-and-lists-at-the-cap", "one-list-over", "deep-under-a-key"])
+def test_nesting_is_refused_past_the_cap_where_it_passes_it_with_the_path_to_it(text: str, problem: str | None) -> None:
+    problems: list[yamlload.Problem] = []
+    docs = yamlload.parse_documents(text, "d.yaml", problems)
+    assert [str(p) for p in problems] == ([problem] if problem else [])
+    assert len(docs) == (0 if problem else 1)
