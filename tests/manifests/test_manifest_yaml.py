@@ -212,3 +212,18 @@ def test_nesting_is_refused_past_the_cap_where_it_passes_it_with_the_path_to_it(
     docs = yamlload.parse_documents(text, "d.yaml", problems)
     assert [str(p) for p in problems] == ([problem] if problem else [])
     assert len(docs) == (0 if problem else 1)
+
+
+@pytest.mark.parametrize(("text", "values", "problem"), [
+    ("a: 1\n---\n? [a]\n: b\n---\nc: 2\n", [{"a": 1}, {"c": 2}],
+     "d.yaml:3:3: document 2: mapping keys must be plain strings (complex keys are not supported)"),
+    ("a: 1\n--- x\n--- [\n", [{"a": 1}, "x"],
+     "d.yaml:4:1: document 3: YAML syntax error: while parsing a flow node did not find expected node content"),
+    ("kind: x\nname: a\x07b\n", [], "d.yaml:2:8: file: character U+0007 is not allowed in YAML"),
+    ("a\x1b: 1\n", [], "d.yaml:1:2: file: character U+001B is not allowed in YAML"),
+], ids=["complex-key-in-the-second", "syntax-error-in-the-third", "control-character", "control-character-first-line"])
+def test_what_the_parser_cannot_read_is_reported_where_it_is_and_the_documents_around_it_kept(
+        text: str, values: list[object], problem: str) -> None:
+    problems: list[yamlload.Problem] = []
+    assert [d.value for d in yamlload.parse_documents(text, "d.yaml", problems)] == values
+    assert [str(p) for p in problems] == [problem]
