@@ -24,7 +24,8 @@ def problems(tmp_path: Path, text: str) -> list[str]:
                                   "\tkind: Integration\nname: x\n"], ids=["nested", "first-line"])
 def test_a_tab_in_the_indent_is_called_a_tab(tmp_path: Path, text: str) -> None:
     found = problems(tmp_path, text)
-    assert len(found) == 1 and "a tab character indents this line" in found[0]
+    assert found == ["document 1: YAML syntax error: a tab character indents this line; YAML indents with spaces "
+                     "only (replace the tab with spaces)"]
 
 
 @pytest.mark.parametrize(("text", "error"), [
