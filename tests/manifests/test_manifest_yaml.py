@@ -219,7 +219,7 @@ def test_nesting_is_refused_past_the_cap_where_it_passes_it_with_the_path_to_it(
      "d.yaml:3:3: document 2: mapping keys must be plain strings (complex keys are not supported)"),
     ("a: 1\n--- x\n--- [\n", [{"a": 1}, "x"],
      "d.yaml:4:1: document 3: YAML syntax error: while parsing a flow node did not find expected node content"),
-    ("a:\n  ? [x]\n  : y\n", [], "d.yaml:2:5: a: mapping keys must be plain strings (complex keys are not supported)"),
+    ("ab:\n  ? [x]\n  : y\n", [], "d.yaml:2:5: ab: mapping keys must be plain strings (complex keys are not supported)"),
     ("kind: x\nname: 1\nb: a\x07b\n", [], "d.yaml:3:5: file: character U+0007 is not allowed in YAML"),
     ("a\x1b: 1\n", [], "d.yaml:1:2: file: character U+001B is not allowed in YAML"),
     ("\n\x07\n", [], "d.yaml:2:1: file: character U+0007 is not allowed in YAML"),
@@ -238,10 +238,21 @@ def test_what_the_parser_cannot_read_is_reported_where_it_is_and_the_documents_a
     ("--- !custom\na: 1\n", "d.yaml:1:5: document 1: unsupported YAML tag !custom", {""}),
     ("x:\n  - !!int y\n", "d.yaml:2:5: x[0]: not a valid int", {"x.0"}),
     ("--- !!int x\n", "d.yaml:1:5: document 1: not a valid int", {""}),
-], ids=["tagged-list", "tagged-mapping", "tagged-document", "bad-scalar", "bad-scalar-document"])
+    ("x: !!seq {a: 1}\n", "d.yaml:1:4: x: unsupported YAML tag tag:yaml.org,2002:seq", {"x"}),
+    ("x: !!map [1]\n", "d.yaml:1:4: x: unsupported YAML tag tag:yaml.org,2002:map", {"x"}),
+    ("a: &x 1\nb: *x\n", "d.yaml:2:4: b: YAML aliases are not supported (*x): write the value out (aliases can expand "
+                         "a small file into a huge document)", {"b"}),
+], ids=["tagged-list", "tagged-mapping", "tagged-document", "bad-scalar", "bad-scalar-document", "list-tag-on-a-mapping",
+        "mapping-tag-on-a-list", "alias"])
 def test_a_refused_tag_is_reported_at_its_path_and_the_path_kept_as_refused(
         text: str, problem: str, refused: set[str]) -> None:
     """The validator stays quiet about a value already refused here (no "expected a list" after it)."""
     problems: list[yamlload.Problem] = []
     (doc,) = yamlload.parse_documents(text, "d.yaml", problems)
     assert [str(p) for p in problems] == [problem] and doc.refused == refused
+
+
+def test_a_refused_alias_stands_for_nothing_in_the_value() -> None:
+    problems: list[yamlload.Problem] = []
+    (doc,) = yamlload.parse_documents("a: &x 1\nb: *x\n", "d.yaml", problems)
+    assert doc.value == {"a": 1, "b": None} and len(problems) == 1
