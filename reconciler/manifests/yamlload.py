@@ -424,10 +424,12 @@ def _scalar(ev: Any, file: str, line: int, col: int, path: str, problems: list[P
 
 
 def _tab_at(text: str, line: int, column: int) -> bool:
-    """Whether the error's position (0-based) is on, or just after, a tab in the line's indent:
-    PyYAML says "found character that cannot start any token", which does not name the tab."""
+    """Whether the error's position (0-based) is on a tab in the line's indent: PyYAML says "found
+    character that cannot start any token", which does not name the tab. (An error just after the
+    indent is the text's own: a line of a flow list indented by a tab then ``@b`` is refused for its
+    ``@``, and would be with any indent.)"""
     lines = text.splitlines()
     if not 0 <= line < len(lines):
         return False
     indent = lines[line][: len(lines[line]) - len(lines[line].lstrip(" \t"))]
-    return "\t" in indent and column <= len(indent)
+    return "\t" in indent and column < len(indent)

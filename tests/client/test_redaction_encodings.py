@@ -252,3 +252,31 @@ def test_a_cut_beginning_is_hidden_only_when_asked() -> None:
 
 def test_a_text_that_is_only_a_cut_beginning_is_hidden() -> None:
     assert redact(KEY[:8], [KEY], cut=True) == "(sensitive)"
+
+
+def test_a_line_break_and_a_latin_1_byte_are_read_as_their_escapes_mean() -> None:
+    assert redact('{"detail": "bad line1\\nline2-secret"}', ["line1\nline2-secret"]) == '{"detail": "bad (sensitive)"}'
+    assert redact("k=d%E9-secret-value&x=1", ["d\u00e9-secret-value"]) == "k=(sensitive)&x=1"  # not UTF-8: Latin-1
+
+
+def test_every_secret_is_searched_after_one_is_found_or_cut() -> None:
+    assert redact("one sk-A-123456 two sk-B-654321", ["sk-A-123456", "sk-B-654321"]) == "one (sensitive) two (sensitive)"
+    assert redact("A abcdef-123456-XYZ B abcdef-123456-XYZ", ["abcdef-123456-XYZ", "123456-XY"]) == (
+        "A (sensitive) B (sensitive)")  # one secret inside the other, then both again
+    assert redact("key SECOND-secret-value-99 then FIRSTsec", ["FIRSTsecret-abc", "SECOND-secret-value-99"],
+                  cut=True) == "key (sensitive) then (sensitive)"
+
+
+@pytest.mark.parametrize(("text", "secret", "expected"), [
+    ("rejected: abcdefghi", "abcdefghij", "rejected: (sensitive)"),  # all but its last character
+    ("rejected: abcdef", "abcdefghij", "rejected: (sensitive)"),  # exactly MIN_PREFIX characters
+    ("x abcdef<b>", "abcdef<zzzz", "x (sensitive)"),  # six characters, then a tag (its "<" is the secret's too)
+    ("x abcde<b>", "abcde<zzzz", "x abcde<b>"),  # five characters then a tag: too short a beginning
+    ("rejected: " + KEY + '"}', KEY, 'rejected: (sensitive)"}'),  # the whole secret: what follows stays
+    ("rejected: " + KEY[:8] + " " * 200, KEY, "rejected: (sensitive)"),  # _TRAILER characters of debris after it
+    ("x <bbbbbQ <bbbbb<bbbbb>", "<bbbbbZZ", "x <bbbbbQ (sensitive)"),  # a secret like a tag, twice: from the first
+    ("rejected: aaaaaaa", "aaaaaaXYZ", "rejected: a(sensitive)"),  # its beginning found again one character on
+])
+def test_a_cut_beginning_is_as_long_as_the_text_shows_and_what_follows_is_judged_whole(
+        text: str, secret: str, expected: str) -> None:
+    assert redact(text, [secret], cut=True) == expected

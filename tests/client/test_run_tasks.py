@@ -72,3 +72,37 @@ def test_a_cancelled_read_cancels_its_tasks_and_waits_for_them() -> None:
         assert events == ["cancelled", "cancelled"]  # both ended before the cancellation came out
 
     asyncio.run(main())
+
+
+def test_a_cancelled_read_waits_for_a_task_that_takes_its_time_to_end() -> None:
+    """A task may still have work to do once cancelled (a connection to give back): the
+    cancellation comes out of the read only after every task has ended, not after the first."""
+    events: list[str] = []
+    started = asyncio.Event()
+
+    async def quick() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            events.append("quick ended")
+            raise
+
+    async def slow() -> None:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            for _ in range(5):
+                await asyncio.sleep(0)
+            events.append("slow ended")
+            raise
+
+    async def main() -> None:
+        reading = asyncio.ensure_future(run_tasks([quick, slow]))
+        await started.wait()
+        reading.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reading
+        assert events == ["quick ended", "slow ended"]
+
+    asyncio.run(main())

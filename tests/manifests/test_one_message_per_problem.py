@@ -20,9 +20,27 @@ def problems(tmp_path: Path, text: str) -> list[str]:
     return [p.split(": ", 1)[1] for p in info.value.problems]
 
 
-def test_a_tab_in_the_indent_is_called_a_tab(tmp_path: Path) -> None:
-    found = problems(tmp_path, "kind: Integration\nname: x\ntype: LLM\nconfig:\n\tprovider: VENDOR_A\n")
-    assert len(found) == 1 and "a tab character indents this line" in found[0]
+@pytest.mark.parametrize("text", ["kind: Integration\nname: x\ntype: LLM\nconfig:\n\tprovider: VENDOR_A\n",
+                                  "\tkind: Integration\nname: x\n"], ids=["nested", "first-line"])
+def test_a_tab_in_the_indent_is_called_a_tab(tmp_path: Path, text: str) -> None:
+    found = problems(tmp_path, text)
+    assert found == ["document 1: YAML syntax error: a tab character indents this line; YAML indents with spaces "
+                     "only (replace the tab with spaces)"]
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("kind: Integration\nname: x\n- y\n", "3:1: document 1: YAML syntax error: while parsing a block mapping"),
+    ("kind: Integration\nname: x\t: y\n", "2:9: document 1: YAML syntax error: mapping values are not allowed"),
+    ("kind: Integration\nname: [x\n", "3:1: document 1: YAML syntax error: while parsing a flow sequence"),
+    ("kind: Integration\nname: [x,\n\t@y]\n", "3:2: document 1: YAML syntax error: while scanning for the next token"),
+], ids=["line-start", "tab-inside-a-line", "past-the-last-line", "just-after-a-tab-indent"])
+def test_an_error_a_tab_does_not_cause_is_not_called_a_tab(tmp_path: Path, text: str, error: str) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ManifestError) as info:
+        load_manifests([str(path)])
+    (found,) = info.value.problems
+    assert found.startswith(f"{path}:{error}") and "a tab character" not in found
 
 
 @pytest.mark.parametrize("literal", ["${VENDOR_KEY}", "$VENDOR_KEY"])

@@ -4,9 +4,8 @@ files must stay inside (``manifests.confine``)."""
 
 from __future__ import annotations
 
+import locale
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -53,11 +52,14 @@ def test_a_private_file_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
     """A CI container often runs under the C locale: its files (a plan, a pulled manifest) still
     hold their text as UTF-8, not refused or written in the locale's encoding."""
     target = tmp_path / "plan.json"
-    code = f"from pathlib import Path; from reconciler.files import write_private; write_private(Path({str(target)!r}), '\\u00e9 \\u2713')"
-    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0", "PYTHONIOENCODING": "utf-8"}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")  # a file opened without an encoding would be ASCII now
+    try:
+        write_private(target, "\u00e9 \u2713")
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
     assert target.read_bytes() == "\u00e9 \u2713".encode()
+
 
 def test_a_link_a_directory_or_a_place_outside_the_root_is_refused(tmp_path: Path) -> None:
     real = tmp_path / "real.txt"
@@ -131,6 +133,8 @@ def test_the_tree_is_each_directory_given_each_files_directory_and_the_working_d
     real = os.path.realpath(tmp_path)
     assert tree_roots(["a", "b/m.yaml", "link", "-", "a"]) == (f"{real}/a", f"{real}/b", real)
     assert tree_roots([]) == ()
+    (tmp_path / "-").mkdir()
+    assert tree_roots(["-"]) == (real,)  # standard input, even beside a directory named "-"
 
 
 def test_a_path_outside_every_root_is_refused_unless_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -155,6 +159,16 @@ def test_a_path_outside_every_root_is_refused_unless_allowed(tmp_path: Path, mon
     for value, allowed in (("1", True), (" TRUE ", True), ("yes", True), ("0", False), ("", False), ("no", False)):
         monkeypatch.setenv("RECONCILER_ALLOW_OUTSIDE_TREE", value)
         assert outside_allowed() is allowed, value
+
+
+def test_a_root_whose_name_ends_in_a_space_does_not_hold_its_namesake_without_the_space(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RECONCILER_ALLOW_OUTSIDE_TREE", raising=False)
+    (tmp_path / "tree ").mkdir()
+    (tmp_path / "tree").mkdir()
+    roots = tree_roots([str(tmp_path / "tree ")])
+    assert outside_tree(str(tmp_path / "tree " / "f"), roots) is None
+    assert outside_tree(str(tmp_path / "tree" / "f"), roots) is not None
 
 
 def test_a_private_database_file_is_never_open_to_others_and_a_link_planted_late_is_not_followed(
