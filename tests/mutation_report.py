@@ -599,21 +599,25 @@ def explained(modules: Iterable[str]) -> set[str]:
 def pending(modules: Iterable[str], skip: Collection[str] = ()) -> list[str]:
     """What ``mutmut run`` is given to check: of each module, the mutants in scope not killed yet
     (never run, surviving, or with no test) and not in ``skip`` (``explained``): a function none
-    of whose mutants is killed by its glob, the others by name. A module ``mutants/`` has no
-    results of: all its mutants."""
+    of whose mutants is killed, or whose text changed since its results, by its glob, the others
+    by name. A module ``mutants/`` has no results of: all its mutants."""
     names: list[str] = []
     for path in modules:
         meta = _meta_path(path)
         if not meta.exists():
             names += globs([path])
             continue
+        stored = json.loads(meta.read_text(encoding="utf-8"))
+        now = function_hashes((ROOT / path).read_text(encoding="utf-8"))
         by_function: dict[str, list[tuple[str, int | None]]] = {}
-        for mutant, code in json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"].items():
+        for mutant, code in stored["exit_code_by_key"].items():
             if in_scope(path, mutant):
                 by_function.setdefault(_natural(mutant)[0], []).append((mutant, code))
         for base, mutants in sorted(by_function.items()):
+            edited = stored["hash_by_function_name"].get(base.rpartition(".")[2]) != now.get(base.rpartition(".")[2])
             left = sorted((m for m, code in mutants if code not in KILLED and m not in skip), key=_natural)
-            names += [f"{base}__mutmut_*"] if left and len(left) == len(mutants) else left
+            # a function edited since its results: mutmut makes its mutants again, all of them to run
+            names += [f"{base}__mutmut_*"] if edited or left and len(left) == len(mutants) else left
     return names
 
 

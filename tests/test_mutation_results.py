@@ -71,10 +71,33 @@ def test_the_report_reads_the_stored_results_when_mutants_holds_none(root: Path)
     assert (len(result.killed), len(result.survived), len(result.unchecked)) == (2, 1, 3)
 
 
-def test_a_run_checks_what_is_not_killed_yet_a_whole_function_by_its_glob(root: Path) -> None:
+LIMIT_SOURCE = """
+class AdaptiveLimit:
+    def __init__(self):
+        self.limit = 1
+
+    def _learn(self, rtt):
+        return rtt
+
+    def acquire(self):
+        return 2
+
+    def release(self):
+        return 3
+"""
+
+
+def stored_as_now(root: Path, source: str = LIMIT_SOURCE) -> None:
+    """mutants/ holds META's results, of the functions as ``source`` has them (the module's text)."""
+    (root / LIMIT).parent.mkdir(parents=True, exist_ok=True)
+    (root / LIMIT).write_text(source)
     meta = root / "mutants" / (LIMIT + ".meta")
-    meta.parent.mkdir(parents=True)
-    meta.write_text(json.dumps(META))
+    meta.parent.mkdir(parents=True, exist_ok=True)
+    meta.write_text(json.dumps({**META, "hash_by_function_name": report.function_hashes(source)}))
+
+
+def test_a_run_checks_what_is_not_killed_yet_a_whole_function_by_its_glob(root: Path) -> None:
+    stored_as_now(root)
     assert report.pending([LIMIT]) == [
         f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_2",  # survived: a test added since may kill it
         f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_3",  # never run
@@ -84,10 +107,17 @@ def test_a_run_checks_what_is_not_killed_yet_a_whole_function_by_its_glob(root: 
     assert report.pending([telemetry]) == report.globs([telemetry])  # no results: all of it
 
 
+def test_a_function_edited_since_its_results_is_run_whole(root: Path) -> None:
+    stored_as_now(root)
+    (root / LIMIT).write_text(LIMIT_SOURCE.replace("return rtt", "return rtt * 2"))  # _learn edited
+    assert report.pending([LIMIT]) == [
+        f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_*",  # mutmut makes its mutants again: all of them
+        f"{MODULE}.xǁAdaptiveLimitǁacquire__mutmut_*",
+    ]
+
+
 def test_a_survivor_recorded_equivalent_is_not_run_again(root: Path) -> None:
-    meta = root / "mutants" / (LIMIT + ".meta")
-    meta.parent.mkdir(parents=True)
-    meta.write_text(json.dumps(META))
+    stored_as_now(root)
     assert f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_2" not in report.pending(
         [LIMIT], skip={f"{MODULE}.xǁAdaptiveLimitǁ_learn__mutmut_2"})
 
