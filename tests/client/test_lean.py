@@ -307,12 +307,10 @@ def test_a_connection_reset_mid_answer_is_a_read_error_caused_by_the_reset() -> 
 
         def answer_part_then_reset() -> None:
             conn, _ = listener.accept()
-            while b"\r\n\r\n" not in conn.recv(65536):
-                pass
+            read_head(conn)
             conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nshort")
             time.sleep(0.2)
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
-            conn.close()
+            reset(conn)
 
         threading.Thread(target=answer_part_then_reset, daemon=True).start()
         client = LeanClient(f"http://127.0.0.1:{port}", headers={}, timeout=TIMEOUT, ssl_context=None, keep=1)
@@ -327,6 +325,20 @@ def test_an_answer_that_is_not_http_or_has_a_head_too_large_is_a_protocol_error(
             pytest.raises(httpx.RemoteProtocolError, match="^the answer broke HTTP/1.1: ") as caught:
         run(lean(server), get())
     assert isinstance(caught.value.__cause__, h11.RemoteProtocolError)
+
+
+def read_head(conn: socket.socket) -> bytes:
+    """Read from a test server's connection until a request head has come; what came."""
+    got = b""
+    while b"\r\n\r\n" not in got:
+        got += conn.recv(65536)
+    return got
+
+
+def reset(conn: socket.socket) -> None:
+    """Close a test server's connection with a reset (RST), not a FIN."""
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
 
 
 def test_no_answer_within_the_read_timeout_is_a_read_timeout_and_the_connection_is_dropped() -> None:
@@ -362,8 +374,7 @@ def test_an_answer_that_stalls_after_its_first_bytes_times_out_as_a_read_timeout
         def answer_half_then_stall() -> None:
             conn, _ = listener.accept()
             with conn:
-                while b"\r\n\r\n" not in conn.recv(65536):
-                    pass
+                read_head(conn)
                 conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n01234")
                 time.sleep(2.0)  # then nothing: well past the read timeout, before closing
 
@@ -673,8 +684,7 @@ def test_an_answer_head_up_to_the_limit_is_read_even_in_parts() -> None:
         def answer_in_two_parts() -> None:
             conn, _ = listener.accept()
             with conn:
-                while b"\r\n\r\n" not in conn.recv(65536):
-                    pass
+                read_head(conn)
                 conn.sendall(raw[:20_000])  # the client holds an incomplete head of 20 KB
                 time.sleep(0.2)
                 conn.sendall(raw[20_000:])
@@ -710,10 +720,8 @@ def test_a_streamed_body_the_server_stops_taking_is_a_write_error_that_says_so()
 
         def read_head_then_reset() -> None:
             conn, _ = listener.accept()
-            while b"\r\n\r\n" not in conn.recv(65536):
-                pass
-            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            conn.close()
+            read_head(conn)
+            reset(conn)
 
         async def slow_body() -> AsyncIterator[bytes]:
             for _ in range(40):
